@@ -1,0 +1,131 @@
+"""The learner loop shared by every agent.
+
+Reverb dataset -> the agent's compiled update -> parameters pushed to the actors, checkpoints
+with `tf.train.CheckpointManager`, and logs (learner.csv, episodes.csv, TensorBoard, progress).
+A restarted learner restores its last checkpoint, frame counter included, and goes on.
+"""
+import os
+import signal
+import time
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
+import reverb
+import tensorflow as tf
+from absl import logging
+
+from agents.core import logging as run_logging
+from agents.core import variables as variables_lib
+from reverb_tables import tables
+
+
+class EpisodeStatsReader:
+    """Drains the finished-game statistics that actors insert into their queue table."""
+
+    def __init__(self, client: reverb.Client, table: str = tables.EPISODE_STATS):
+        self._client = client
+        self._table = table
+
+    def drain(self) -> list[dict[str, Any]]:
+        size = self._client.server_info()[self._table].current_size
+        if not size:
+            return []
+        samples = self._client.sample(self._table, size, emit_timesteps=False,
+                                      unpack_as_table_signature=True)
+        return [{k: v[0].item() for k, v in sample.data.items()} for sample in samples]
+
+
+class Learner:
+    """Runs `update` on batches from `iterator` until `frames` reaches `total_frames`.
+
+    `update(batch)` must be the agent's compiled step: it advances `step` and `frames` itself
+    (so that learning-rate schedules can read them inside the graph) and returns scalar metrics.
+    """
+
+    def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
+                 iterator: Iterator[Any], state: tf.Module, step: tf.Variable,
+                 frames: tf.Variable, variables_to_push, client: reverb.Client,
+                 run_dir: str, total_frames: int, checkpoint_interval_s: float,
+                 log_interval_s: float, push_interval_steps: int = 1):
+        self._update = update
+        self._iterator = iterator
+        self._step = step
+        self._frames = frames
+        self._total_frames = total_frames
+        self._pusher = variables_lib.VariablePusher(client, variables_to_push)
+        self._push_interval = push_interval_steps
+        self._stats = EpisodeStatsReader(client)
+        self._checkpoint = tf.train.CheckpointManager(
+            tf.train.Checkpoint(learner=state), os.path.join(run_dir, 'checkpoints'),
+            max_to_keep=3)
+        self._checkpoint_interval = checkpoint_interval_s
+        self._log_interval = log_interval_s
+        logs = os.path.join(run_dir, 'logs')
+        self._learner_csv = run_logging.CsvLogger(os.path.join(logs, 'learner.csv'))
+        self._episodes_csv = run_logging.CsvLogger(os.path.join(logs, 'episodes.csv'))
+        self._tensorboard = run_logging.TensorBoardLogger(os.path.join(logs, 'tensorboard'))
+        self._progress = run_logging.ProgressLine('learner', total_frames, log_interval_s)
+        self._stop_requested = False
+
+    def restore(self) -> None:
+        path = self._checkpoint.restore_or_initialize()
+        if path:
+            logging.info('restored %s: step %d, frames %d', path, int(self._step.numpy()),
+                         int(self._frames.numpy()))
+            print(f'[learner] resumed from {path} at frame {int(self._frames.numpy()):,}',
+                  flush=True)
+
+    def run(self, max_steps: int | None = None) -> None:
+        """Trains to `total_frames` (or `max_steps` more updates), checkpointing on the way."""
+        signal.signal(signal.SIGTERM, self._request_stop)
+        self.restore()
+        self._pusher.push(int(self._step.numpy()))
+        last_checkpoint = last_log = time.monotonic()
+        log_frames = int(self._frames.numpy())
+        steps_done = 0
+        metrics = {}
+        while (int(self._frames.numpy()) < self._total_frames and not self._stop_requested
+               and (max_steps is None or steps_done < max_steps)):
+            metrics = self._update(next(self._iterator))
+            steps_done += 1
+            step = int(self._step.numpy())
+            if step % self._push_interval == 0:
+                self._pusher.push(step)
+            now = time.monotonic()
+            if now - last_log >= self._log_interval:
+                log_frames = self._log(metrics, now - last_log, log_frames)
+                last_log = now
+            if now - last_checkpoint >= self._checkpoint_interval:
+                self._save()
+                last_checkpoint = now
+        if metrics:
+            self._log(metrics, time.monotonic() - last_log, log_frames, force=True)
+        self._save()
+
+    def _log(self, metrics, elapsed: float, last_frames: int, force: bool = False) -> int:
+        frames = int(self._frames.numpy())
+        values = {name: float(np.asarray(value)) for name, value in metrics.items()}
+        row = {'step': int(self._step.numpy()), 'frames': frames, 'wall_time': time.time(),
+               'frames_per_second': (frames - last_frames) / max(elapsed, 1e-9), **values}
+        self._learner_csv.write(row)
+        self._tensorboard.write({f'learner/{k}': v for k, v in values.items()}, frames)
+        games = self._stats.drain()
+        for game in games:
+            self._episodes_csv.write({
+                'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
+                'episode_return': game['episode_return'],
+                'episode_frames': game['episode_frames']})
+        if games:
+            returns = [game['episode_return'] for game in games]
+            self._progress.add_returns(returns)
+            self._tensorboard.write({'actor/episode_return': np.mean(returns)}, frames)
+        self._progress.maybe_print(frames, {'loss': values.get('loss', float('nan'))},
+                                   force=force)
+        return frames
+
+    def _save(self) -> None:
+        self._checkpoint.save(checkpoint_number=int(self._frames.numpy()))
+
+    def _request_stop(self, signum, frame) -> None:
+        del signum, frame
+        self._stop_requested = True

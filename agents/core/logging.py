@@ -1,0 +1,88 @@
+"""Run logs: CSV files to plot, TensorBoard events, and one console progress line.
+
+Every role writes through `CsvLogger`/`TensorBoardLogger`; the learner also prints the progress
+line a researcher watches (frames, frames/s, recent game scores, loss).
+"""
+import collections
+import csv
+import os
+import sys
+import time
+from typing import Mapping
+
+import numpy as np
+import tensorflow as tf
+
+
+class CsvLogger:
+    """Appends rows to `path`; the header comes from the first row (kept when resuming)."""
+
+    def __init__(self, path: str):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self._path = path
+        self._fields = None
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            with open(path, newline='') as f:
+                self._fields = next(csv.reader(f))
+
+    def write(self, row: Mapping[str, float]) -> None:
+        new_file = self._fields is None
+        if new_file:
+            self._fields = list(row)
+        with open(self._path, 'a', newline='') as f:
+            writer = csv.DictWriter(f, fieldnames=self._fields, extrasaction='ignore')
+            if new_file:
+                writer.writeheader()
+            writer.writerow({k: _format(v) for k, v in row.items()})
+
+
+def _format(value):
+    if isinstance(value, (float, np.floating)):
+        return f'{float(value):.6g}'
+    return value
+
+
+class TensorBoardLogger:
+    """Scalars against environment frames, the x-axis of every figure in the papers."""
+
+    def __init__(self, logdir: str):
+        self._writer = tf.summary.create_file_writer(logdir)
+
+    def write(self, values: Mapping[str, float], frames: int) -> None:
+        with self._writer.as_default(step=int(frames)):
+            for name, value in values.items():
+                tf.summary.scalar(name, float(value))
+        self._writer.flush()
+
+
+class ProgressLine:
+    """Prints `[role] frames ... | f/s ... | return ... | loss ...` at most every `interval` s."""
+
+    def __init__(self, role: str, total_frames: int, interval_s: float = 10.0,
+                 stream=sys.stdout):
+        self._role = role
+        self._total = total_frames
+        self._interval = interval_s
+        self._stream = stream
+        self._last_time = None
+        self._last_frames = 0
+        self._returns = collections.deque(maxlen=20)
+
+    def add_returns(self, returns) -> None:
+        self._returns.extend(returns)
+
+    def maybe_print(self, frames: int, values: Mapping[str, float], force: bool = False) -> None:
+        now = time.monotonic()
+        if self._last_time is None:
+            self._last_time, self._last_frames = now, frames
+            return
+        if not force and now - self._last_time < self._interval:
+            return
+        fps = (frames - self._last_frames) / max(now - self._last_time, 1e-9)
+        score = (f'{np.mean(self._returns):.1f} (last {len(self._returns)} games)'
+                 if self._returns else 'n/a')
+        extra = ' | '.join(f'{k} {v:.4g}' for k, v in values.items())
+        percent = 100.0 * frames / max(self._total, 1)
+        print(f'[{self._role}] frames {frames:,} ({percent:.1f}%) | {fps:,.0f} frames/s | '
+              f'return {score} | {extra}', file=self._stream, flush=True)
+        self._last_time, self._last_frames = now, frames

@@ -1,0 +1,55 @@
+"""Parameter broadcast through a size-1 Reverb table (DESIGN.md, "Data flow").
+
+The learner inserts its newest parameters; each insert evicts the previous one. Actors sample the
+table whenever they want fresh parameters (IMPALA: before each unroll, sec. 3).
+"""
+from typing import Sequence
+
+import numpy as np
+import reverb
+import tensorflow as tf
+
+from reverb_tables import tables
+
+
+class VariablePusher:
+    """Learner side: publishes `variables` with the learner step that produced them."""
+
+    def __init__(self, client: reverb.Client, variables: Sequence[tf.Variable],
+                 table: str = tables.VARIABLES):
+        self._client = client
+        self._variables = list(variables)
+        self._table = table
+
+    def push(self, step: int) -> None:
+        values = [np.int64(step)] + [v.numpy() for v in self._variables]
+        self._client.insert(values, priorities={self._table: 1.0})
+
+
+class VariableClient:
+    """Actor side: copies the newest published parameters into `variables`.
+
+    Blocks on the first call until the learner has published once, so that no actor acts with
+    parameters the learner never had.
+    """
+
+    def __init__(self, client: reverb.Client, variables: Sequence[tf.Variable],
+                 table: str = tables.VARIABLES):
+        self._client = client
+        self._variables = list(variables)
+        self._table = table
+        self.learner_step = -1
+
+    def update(self) -> None:
+        sample = next(self._client.sample(self._table, 1, emit_timesteps=False))
+        step, *values = sample.data
+        if len(values) != len(self._variables):
+            raise ValueError(
+                f'the learner published {len(values)} variables, this actor has '
+                f'{len(self._variables)}: are both running the same network config?')
+        step = int(step[0])
+        if step == self.learner_step:
+            return
+        for variable, value in zip(self._variables, values):
+            variable.assign(value[0])
+        self.learner_step = step

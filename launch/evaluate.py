@@ -1,0 +1,135 @@
+"""Evaluate a run's checkpoint under a paper's protocol; writes RUN_DIR/evaluation.csv.
+
+  python -m launch.evaluate --run_dir=runs/impala_pong [--protocol=impala_atari_noop]
+      [--episodes=200] [--checkpoint=PATH]
+
+Each protocol (paper_tables/protocols.py) fixes the episode count, no-op starts, frame cap and
+action set of the table it reproduces. Rows: game, protocol, checkpoint_frames, episode,
+score (raw game score), episode_frames.
+"""
+import os
+import sys
+
+import numpy as np
+import tensorflow as tf
+from absl import app
+from absl import flags
+
+from agents.core import logging as run_logging
+from launch import configs
+from paper_tables import protocols
+
+EVALUATION_FILE = 'evaluation.csv'
+
+
+def builder_for(config):
+    """The builder of the experiment that made the run."""
+    if config.experiment == 'impala_atari':
+        from agents.impala import builder  # pylint: disable=import-outside-toplevel
+        return builder.ImpalaAtariBuilder(config)
+    raise configs.ConfigError(f'no evaluation for experiment {config.experiment!r}')
+
+
+def restore_network(builder, run_dir: str, checkpoint: str | None = None):
+    """The run's network at `checkpoint` (default: the latest) and that checkpoint's frames."""
+    network = builder.network()
+    frames = tf.Variable(0, dtype=tf.int64)
+    path = checkpoint or tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
+    if not path:
+        raise configs.ConfigError(f'no checkpoint in {run_dir}/checkpoints: train first')
+    tf.train.Checkpoint(learner=tf.train.Checkpoint(network=network, frames=frames)
+                        ).restore(path).expect_partial()
+    return network, int(frames.numpy())
+
+
+def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: int,
+                 seed: int, parallel: int = 8) -> list[tuple[float, int]]:
+    """(raw score, frames) of `episodes` whole games, up to `parallel` at once.
+
+    Environment k plays episodes k, k + K, ... so that short episodes are not over-counted.
+    """
+    if protocol.human_starts:
+        raise configs.ConfigError(
+            f'protocol {protocol.name} needs human start states, which are not public; '
+            f'use the no-op protocol of the same table')
+    policy = builder.evaluation_policy(network)
+    count = min(parallel, episodes)
+    envs = [builder.environment(seed=seed + k, evaluation=protocol) for k in range(count)]
+    quota = [len(range(k, episodes, count)) for k in range(count)]
+    timesteps = [env.reset() for env in envs]
+    scores = np.zeros(count)
+    lengths = np.zeros(count, np.int64)
+    results = []
+    while any(quota):
+        active = [k for k in range(count) if quota[k]]
+        observations = np.stack([timesteps[k].observation for k in active])
+        actions, _ = policy.select_actions(observations)
+        for k, action in zip(active, actions):
+            if protocol.epsilon and np.random.random() < protocol.epsilon:
+                action = np.random.randint(envs[k].num_actions)
+            ts = envs[k].step(action)
+            scores[k] += ts.reward
+            lengths[k] += builder.config.action_repeat
+            if ts.last():
+                results.append((float(scores[k]), int(lengths[k])))
+                scores[k], lengths[k] = 0.0, 0
+                quota[k] -= 1
+                ts = envs[k].reset()
+            timesteps[k] = ts
+    for env in envs:
+        env.close()
+    return results
+
+
+def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
+                 checkpoint: str | None = None) -> list[dict]:
+    """Evaluates and appends one row per episode to RUN_DIR/evaluation.csv."""
+    config = configs.load(run_dir)
+    try:
+        protocol = protocols.get_protocol(protocol_name or config.eval_protocol)
+    except ValueError as e:
+        raise configs.ConfigError(str(e)) from None
+    if episodes is None:
+        episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
+    builder = builder_for(config)
+    network, frames = restore_network(builder, run_dir, checkpoint)
+    print(f'[evaluate] {config.game}: {episodes} episodes, protocol {protocol.name}, '
+          f'checkpoint at {frames:,} frames', flush=True)
+    results = run_episodes(builder, network, protocol, episodes, seed=10_000_019 + frames)
+    log = run_logging.CsvLogger(os.path.join(run_dir, EVALUATION_FILE))
+    rows = []
+    for episode, (score, length) in enumerate(results):
+        row = {'game': config.game, 'protocol': protocol.name, 'checkpoint_frames': frames,
+               'episode': episode, 'score': score, 'episode_frames': length}
+        log.write(row)
+        rows.append(row)
+    scores = [row['score'] for row in rows]
+    print(f'[evaluate] mean score {np.mean(scores):.1f} (min {min(scores):.0f}, '
+          f'max {max(scores):.0f}) over {len(scores)} episodes', flush=True)
+    return rows
+
+
+def evaluate_and_report(run_dir: str) -> None:
+    """End of training: evaluate the last checkpoint and print the table against the paper."""
+    evaluate_run(run_dir)
+    from paper_tables import compare  # pylint: disable=import-outside-toplevel
+    compare.main_report([run_dir])
+
+
+def main(argv):
+    del argv
+    f = flags.FLAGS
+    try:
+        evaluate_run(f.run_dir, f.protocol, f.episodes, f.checkpoint)
+    except configs.ConfigError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == '__main__':
+    # Defined here, not at import: launchers import this module and own their own flags.
+    flags.DEFINE_string('run_dir', None, 'Run directory to evaluate.', required=True)
+    flags.DEFINE_string('protocol', None, "Protocol name (default: the config's).")
+    flags.DEFINE_integer('episodes', None, "Episodes (default: the protocol's).")
+    flags.DEFINE_string('checkpoint', None, 'Checkpoint path (default: latest).')
+    app.run(main)

@@ -1,0 +1,156 @@
+"""Roles, local multi-process launch, supervision and restarts (DESIGN.md, "Roles and scale").
+
+Every experiment program runs one of these roles:
+  local    (default) start replay, learner and actors as processes on this machine, restart a
+           dead actor or learner, evaluate when training ends, stop everything on Ctrl-C;
+  replay   the Reverb server with the experiment's tables;
+  learner  one learner, reading from --replay_address;
+  actor    one actor process (--actor_id), writing to --replay_address.
+The same program with --role and --replay_address=host:port spreads over many machines.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Callable, Sequence
+
+import portpicker
+import reverb
+from absl import logging
+
+ROLES = ('local', 'replay', 'learner', 'actor')
+_MAX_RESTARTS_PER_PROCESS = 20
+
+
+class LaunchError(Exception):
+    """A one-line, user-facing reason why the run cannot go on."""
+
+
+def serve_replay(tables: Sequence[reverb.Table], port: int) -> None:
+    server = reverb.Server(list(tables), port=port)
+    print(f'[replay] serving {", ".join(t.name for t in tables)} on port {port}', flush=True)
+    server.wait()
+
+
+def wait_for_replay(address: str, timeout_s: float = 60.0) -> None:
+    """Blocks until the Reverb server at `address` answers; one-line error otherwise."""
+    host, port = address.rsplit(':', 1)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                pass
+            reverb.Client(address).server_info(timeout=5)
+            return
+        except Exception:  # pylint: disable=broad-except
+            if time.monotonic() > deadline:
+                raise LaunchError(f'no replay server answers at {address} after '
+                                  f'{timeout_s:.0f}s: start one with --role=replay, or check '
+                                  f'--replay_address') from None
+            time.sleep(0.5)
+
+
+class _Process:
+    """A supervised child process with its log file."""
+
+    def __init__(self, name: str, argv: list[str], log_path: str, console: bool):
+        self.name = name
+        self._argv = argv
+        self._log_path = log_path
+        self._console = console
+        self.restarts = 0
+        self.popen = None
+        self.start()
+
+    def start(self) -> None:
+        log = open(self._log_path, 'ab')
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+        self.popen = subprocess.Popen(
+            self._argv, stdout=None if self._console else log, stderr=log, env=env,
+            start_new_session=True)
+        log.close()
+
+    def poll(self):
+        return self.popen.poll()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+    def log_tail(self, lines: int = 5) -> str:
+        try:
+            with open(self._log_path, errors='replace') as f:
+                tail = f.readlines()[-lines:]
+        except OSError:
+            return ''
+        return ''.join('    ' + line for line in tail)
+
+
+def launch_local(*, module: str, run_dir: str, num_actors: int,
+                 on_finished: Callable[[], None], poll_interval_s: float = 0.5) -> None:
+    """Runs replay, learner and `num_actors` actors of `module` as supervised processes.
+
+    A dead actor is restarted; a learner that dies is restarted and resumes from its checkpoint;
+    when the learner finishes, the actors are stopped and `on_finished` runs (evaluation).
+    Ctrl-C stops every process (the learner checkpoints first) and says how to resume.
+    """
+    logs = os.path.join(run_dir, 'logs')
+    os.makedirs(logs, exist_ok=True)
+    address = f'localhost:{portpicker.pick_unused_port()}'
+    base = [sys.executable, '-m', module, f'--run_dir={run_dir}',
+            f'--replay_address={address}']
+
+    def child(role, name, console=False, extra=()):
+        return _Process(name, base + [f'--role={role}', *extra],
+                        os.path.join(logs, f'{name}.log'), console)
+
+    replay = child('replay', 'replay')
+    processes = [replay]
+    try:
+        wait_for_replay(address)
+        learner = child('learner', 'learner', console=True)
+        actors = [child('actor', f'actor_{i}', extra=[f'--actor_id={i}'])
+                  for i in range(num_actors)]
+        processes += [learner, *actors]
+        print(f'[launcher] replay at {address}, 1 learner, {num_actors} actors; '
+              f'logs in {logs}', flush=True)
+        while True:
+            time.sleep(poll_interval_s)
+            if replay.poll() is not None:
+                raise LaunchError(f'the replay server exited (code {replay.poll()}):\n'
+                                  f'{replay.log_tail()}')
+            code = learner.poll()
+            if code == 0:
+                break
+            if code is not None:
+                _restart(learner, code, 'resuming from its last checkpoint')
+            for actor in actors:
+                code = actor.poll()
+                if code is not None:
+                    _restart(actor, code, 'training goes on')
+        for actor in actors:
+            actor.stop()
+        on_finished()
+    except KeyboardInterrupt:
+        print(f'\n[launcher] stopping; resume with the same command and --run_dir={run_dir}',
+              flush=True)
+    finally:
+        for process in reversed(processes):
+            process.stop()
+
+
+def _restart(process: _Process, code: int, consequence: str) -> None:
+    if process.restarts >= _MAX_RESTARTS_PER_PROCESS:
+        raise LaunchError(f'{process.name} died {process.restarts + 1} times; last log:\n'
+                          f'{process.log_tail()}')
+    process.restarts += 1
+    print(f'[launcher] {process.name} exited with code {code}; restarting it, {consequence}',
+          flush=True)
+    logging.info('last log of %s:\n%s', process.name, process.log_tail())
+    process.start()

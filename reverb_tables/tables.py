@@ -1,0 +1,56 @@
+"""Reverb table factories and signatures: the transport between actors and learners.
+
+No agent logic lives here: a table is declared once, by name, with the signature of what
+actors write into it (DESIGN.md, "Data flow").
+"""
+from typing import Mapping
+
+import reverb
+import tensorflow as tf
+
+QUEUE = 'queue'
+VARIABLES = 'variables'
+EPISODE_STATS = 'episode_stats'
+
+# What each actor reports when a whole game ends (raw score, not the clipped training reward).
+EPISODE_STATS_SIGNATURE = {
+    'actor': tf.TensorSpec([], tf.int32),
+    'episode_return': tf.TensorSpec([], tf.float32),
+    'episode_frames': tf.TensorSpec([], tf.int64),
+}
+
+
+def trajectory_signature(step_spec: Mapping[str, tf.TensorSpec],
+                         length: int) -> dict[str, tf.TensorSpec]:
+    """Signature of items holding `length` consecutive steps of `step_spec`."""
+    return {name: tf.TensorSpec([length, *spec.shape], spec.dtype, name)
+            for name, spec in step_spec.items()}
+
+
+def queue_table(step_spec: Mapping[str, tf.TensorSpec], unroll_length: int,
+                max_size: int, name: str = QUEUE) -> reverb.Table:
+    """IMPALA's actor->learner queue (sec. 3): unrolls of T+1 steps, each read once, FIFO.
+
+    Step T of one unroll is step 0 of the next (overlap 1), so the learner can bootstrap from
+    V(x_T) and every transition is learnt from exactly once. A full queue blocks the actors.
+    """
+    return reverb.Table.queue(
+        name=name, max_size=max_size,
+        signature=trajectory_signature(step_spec, unroll_length + 1))
+
+
+def variables_table(name: str = VARIABLES) -> reverb.Table:
+    """Size-1 table holding the newest learner parameters; actors read it as often as they like."""
+    return reverb.Table(
+        name=name,
+        sampler=reverb.selectors.Lifo(),
+        remover=reverb.selectors.Fifo(),
+        max_size=1,
+        max_times_sampled=0,
+        rate_limiter=reverb.rate_limiters.MinSize(1))
+
+
+def episode_stats_table(max_size: int = 100_000, name: str = EPISODE_STATS) -> reverb.Table:
+    """Queue of finished-game statistics that the learner drains into its episode log."""
+    return reverb.Table.queue(name=name, max_size=max_size,
+                              signature=EPISODE_STATS_SIGNATURE)

@@ -1,0 +1,84 @@
+"""Reverb plumbing on a real loopback server: queue unrolls, parameter broadcast, game stats."""
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+
+from agents.core import adders
+from agents.core import learner
+from agents.core import variables
+from reverb_tables import tables
+
+STEP_SPEC = {'x': tf.TensorSpec([2], tf.float32), 'n': tf.TensorSpec([], tf.int32)}
+
+
+@pytest.fixture
+def server():
+    server = reverb.Server([tables.queue_table(STEP_SPEC, unroll_length=3, max_size=100),
+                            tables.variables_table(), tables.episode_stats_table()])
+    yield server
+    server.stop()
+
+
+def test_queue_unrolls_overlap_by_one_step(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    adder = adders.SequenceAdder(client, tables.QUEUE, length=4, period=3)
+    for n in range(10):
+        adder.add({'x': np.full(2, n, np.float32), 'n': np.int32(n)})
+    adder.close()
+    items = [next(client.sample(tables.QUEUE, 1, emit_timesteps=False,
+                                unpack_as_table_signature=True)) for _ in range(3)]
+    # Unrolls of T+1 = 4 steps every T = 3 steps: 0-3, 3-6, 6-9, in arrival order.
+    assert [list(item.data['n']) for item in items] == [[0, 1, 2, 3], [3, 4, 5, 6],
+                                                        [6, 7, 8, 9]]
+    np.testing.assert_array_equal(items[1].data['x'][:, 0], [3, 4, 5, 6])
+    assert client.server_info()[tables.QUEUE].current_size == 0  # each unroll read once
+
+
+def test_queue_rejects_steps_that_do_not_match_the_signature(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    adder = adders.SequenceAdder(client, tables.QUEUE, length=4, period=3)
+    with pytest.raises(Exception):
+        for n in range(4):
+            adder.add({'x': np.zeros(3, np.float32), 'n': np.int32(n)})
+
+
+def test_variables_go_from_learner_to_actor(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    learner_vars = [tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3)),
+                    tf.Variable([1.5])]
+    actor_vars = [tf.Variable(tf.zeros([2, 3])), tf.Variable([0.0])]
+    pusher = variables.VariablePusher(client, learner_vars)
+    puller = variables.VariableClient(client, actor_vars)
+    pusher.push(step=7)
+    puller.update()
+    assert puller.learner_step == 7
+    for a, b in zip(learner_vars, actor_vars):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    learner_vars[1].assign([2.5])
+    pusher.push(step=8)  # the size-1 table keeps only the newest
+    puller.update()
+    assert actor_vars[1].numpy()[0] == 2.5 and puller.learner_step == 8
+    assert client.server_info()[tables.VARIABLES].current_size == 1
+
+
+def test_variables_of_another_network_are_refused(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    variables.VariablePusher(client, [tf.Variable([1.0])]).push(step=1)
+    puller = variables.VariableClient(client, [tf.Variable([0.0]), tf.Variable([0.0])])
+    with pytest.raises(ValueError, match='same network config'):
+        puller.update()
+
+
+def test_episode_stats_are_drained_once(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    reader = learner.EpisodeStatsReader(client)
+    assert reader.drain() == []
+    for actor, score in [(0, 21.0), (1, -3.0)]:
+        client.insert({'actor': np.int32(actor), 'episode_return': np.float32(score),
+                       'episode_frames': np.int64(400)},
+                      priorities={tables.EPISODE_STATS: 1.0})
+    games = reader.drain()
+    assert sorted((g['actor'], g['episode_return'], g['episode_frames']) for g in games) == [
+        (0, 21.0, 400), (1, -3.0, 400)]
+    assert reader.drain() == []
