@@ -38,7 +38,7 @@ class CsvLogger:
 
 def _format(value):
     if isinstance(value, (float, np.floating)):
-        return f'{float(value):.6g}'
+        return f'{float(value):.10g}'
     return value
 
 
