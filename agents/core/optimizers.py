@@ -1,0 +1,91 @@
+"""RMSProp with TF1 `tf.compat.v1.train.RMSPropOptimizer` semantics, as a Sonnet 2 optimizer.
+
+IMPALA (app. D.3, G) and Ape-X (centered RMSProp) were trained with TF1's RMSProp, which differs
+from `snt.optimizers.RMSProp` and Keras' RMSprop in ways that matter for the paper's epsilons:
+
+    ms  <- decay * ms + (1 - decay) * g^2                     ms starts at ONES, not zeros
+    mg  <- decay * mg + (1 - decay) * g                       centered only; starts at zeros
+    mom <- momentum * mom + lr * g / sqrt(ms [- mg^2] + eps)  epsilon INSIDE the square root
+    param <- param - mom
+
+A `tf.IndexedSlices` update (e.g. from an embedding lookup) follows TF1's sparse apply: slices
+with repeated indices are summed, and only the rows it indexes have their state and value
+updated. It is done with dense masks, so `apply` compiles under `tf.function(jit_compile=True)`.
+"""
+import sonnet as snt
+import tensorflow as tf
+
+
+def _row_mask(update, parameter):
+    """Dense gradient of `update` and a mask of the rows it touches, broadcastable to it."""
+    if not isinstance(update, tf.IndexedSlices):
+        return update, None
+    num_rows = tf.shape(parameter, out_type=update.indices.dtype)[0]
+    dense = tf.math.unsorted_segment_sum(update.values, update.indices, num_rows)
+    hits = tf.math.unsorted_segment_sum(
+        tf.ones_like(update.indices, dtype=tf.int32), update.indices, num_rows)
+    mask = tf.reshape(hits > 0, [-1] + [1] * (parameter.shape.rank - 1))
+    return dense, mask
+
+
+class RMSPropTF1(snt.Optimizer):
+    """`tf.compat.v1.train.RMSPropOptimizer` semantics; state is created on the first `apply`.
+
+    Every hyperparameter may be a Python float or a `tf.Variable` (annealed learning rate,
+    PBT-adapted epsilon); variables are read at each `apply`, also inside a `tf.function`.
+    """
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, centered=False,
+                 name=None):
+        super().__init__(name=name)
+        self.learning_rate = learning_rate
+        self.decay = decay
+        self.momentum = momentum
+        self.epsilon = epsilon
+        self.centered = centered
+        self.ms = []
+        self.mom = []
+        self.mg = []
+
+    @snt.once
+    def _initialize(self, parameters):
+        def like(p, fill, slot):
+            name = f'{p.name.split(":")[0]}/{slot}'
+            return tf.Variable(tf.fill(p.shape, tf.cast(fill, p.dtype)), trainable=False,
+                               name=name)
+
+        self.ms.extend(like(p, 1.0, 'rms') for p in parameters)
+        self.mom.extend(like(p, 0.0, 'momentum') for p in parameters)
+        if self.centered:
+            self.mg.extend(like(p, 0.0, 'mg') for p in parameters)
+
+    def apply(self, updates, parameters):
+        """Applies `updates` (e.g. gradients; None entries are skipped) to `parameters`."""
+        updates, parameters = list(updates), list(parameters)
+        if not parameters or len(updates) != len(parameters):
+            raise ValueError(f'RMSPropTF1.apply: got {len(updates)} updates for '
+                             f'{len(parameters)} parameters; need the same non-zero number.')
+        self._initialize(parameters)
+        mgs = self.mg if self.centered else [None] * len(parameters)
+        for update, param, ms, mom, mg in zip(updates, parameters, self.ms, self.mom, mgs):
+            if update is None:
+                continue
+            dtype = param.dtype
+            lr, decay, momentum, epsilon = (
+                tf.cast(h, dtype)
+                for h in (self.learning_rate, self.decay, self.momentum, self.epsilon))
+            grad, mask = _row_mask(update, param)
+            new_ms = decay * ms + (1.0 - decay) * tf.square(grad)
+            if mg is None:
+                denominator = new_ms + epsilon
+            else:
+                new_mg = decay * mg + (1.0 - decay) * grad
+                denominator = new_ms - tf.square(new_mg) + epsilon
+            new_mom = momentum * mom + lr * grad * tf.math.rsqrt(denominator)
+            new_param = param - new_mom
+            new_values = [(ms, new_ms), (mom, new_mom), (param, new_param)]
+            if mg is not None:
+                new_values.append((mg, new_mg))
+            for variable, value in new_values:
+                # TF1's sparse apply: rows an IndexedSlices does not index stay as they are.
+                variable.assign(value if mask is None else tf.where(mask, value, variable))

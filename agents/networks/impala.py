@@ -1,0 +1,168 @@
+"""IMPALA networks (Figure 3): shallow and deep-residual torsos, LSTM core, policy/value heads.
+
+`ImpalaRecurrentNet` is the DMLab agent of Figure 3; `ImpalaFeedForwardNet` is the Atari agent
+of sec. 5.3.2 and app. G (the same torsos, 4 stacked frames, no LSTM).
+"""
+import collections
+
+import sonnet as snt
+import tensorflow as tf
+
+PolicyValue = collections.namedtuple('PolicyValue', ['logits', 'value'])
+
+
+def _frames_to_float(observation):
+    """uint8 frames -> float32 in [0, 1]."""
+    return tf.cast(observation, tf.float32) / 255.0
+
+
+class ShallowTorso(snt.Module):
+    """Figure 3 (left), as in A3C: Conv 16 8x8/4, Conv 32 4x4/2 (VALID), Linear 256; ReLUs."""
+
+    def __init__(self, name='shallow_torso'):
+        super().__init__(name=name)
+        self._convs = [snt.Conv2D(16, 8, stride=4, padding='VALID'),
+                       snt.Conv2D(32, 4, stride=2, padding='VALID')]
+        self._flatten = snt.Flatten()
+        self._linear = snt.Linear(256)
+
+    def __call__(self, observation):
+        x = _frames_to_float(observation)
+        for conv in self._convs:
+            x = tf.nn.relu(conv(x))
+        return tf.nn.relu(self._linear(self._flatten(x)))
+
+
+class DeepTorso(snt.Module):
+    """Figure 3 (right): 3 sections of [Conv 3x3, MaxPool 3x3/2, 2 residual blocks], Linear 256.
+
+    Channels (16, 32, 32); SAME padding; residual block = x + Conv(ReLU(Conv(ReLU(x)))).
+    15 conv layers in all.
+    """
+
+    def __init__(self, channels=(16, 32, 32), name='deep_torso'):
+        super().__init__(name=name)
+        self._sections = []
+        for i, depth in enumerate(channels):
+            conv = snt.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_conv')
+            blocks = [[snt.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_res_{j}_conv_{k}')
+                       for k in range(2)] for j in range(2)]
+            self._sections.append((conv, blocks))
+        self._flatten = snt.Flatten()
+        self._linear = snt.Linear(256)
+
+    def __call__(self, observation):
+        x = _frames_to_float(observation)
+        for conv, blocks in self._sections:
+            x = conv(x)
+            x = tf.nn.max_pool2d(x, ksize=3, strides=2, padding='SAME')
+            for block in blocks:
+                skip = x
+                for block_conv in block:
+                    x = block_conv(tf.nn.relu(x))
+                x += skip
+        x = tf.nn.relu(self._flatten(x))
+        return tf.nn.relu(self._linear(x))
+
+
+def make_torso(torso):
+    """'shallow' or 'deep' -> the Figure 3 torso module."""
+    torsos = {'shallow': ShallowTorso, 'deep': DeepTorso}
+    if torso not in torsos:
+        raise ValueError(f"torso must be one of {sorted(torsos)}, got {torso!r}.")
+    return torsos[torso]()
+
+
+class ImpalaFeedForwardNet(snt.Module):
+    """Atari network (sec. 5.3.2, app. G): torso on 4 stacked frames, then policy and value."""
+
+    def __init__(self, num_actions, torso='shallow', name='impala_feed_forward_net'):
+        super().__init__(name=name)
+        self._torso = make_torso(torso)
+        self._policy = snt.Linear(num_actions, name='policy_logits')
+        self._baseline = snt.Linear(1, name='baseline')
+
+    def __call__(self, observation):
+        """observation [N, 84, 84, 4] uint8 -> PolicyValue(logits [N, A], value [N])."""
+        features = self._torso(observation)
+        return PolicyValue(logits=self._policy(features),
+                           value=tf.squeeze(self._baseline(features), axis=-1))
+
+
+class InstructionEncoder(snt.Module):
+    """Figure 3's language input: word embeddings (20) into an LSTM (64), its last output.
+
+    Instructions are word ids [N, L] from a vocabulary of 1000, padded at the end with 0; the
+    output is the LSTM output at the last non-padding word (zeros for an empty instruction).
+    """
+
+    def __init__(self, vocab_size=1000, embed_dim=20, hidden_size=64,
+                 name='instruction_encoder'):
+        super().__init__(name=name)
+        self._embed = snt.Embed(vocab_size=vocab_size, embed_dim=embed_dim)
+        self._lstm = snt.LSTM(hidden_size)
+
+    def __call__(self, instruction):
+        lengths = tf.reduce_sum(tf.cast(tf.not_equal(instruction, 0), tf.int32), axis=-1)
+        words = tf.transpose(self._embed(instruction), [1, 0, 2])           # [L, N, E]
+        _, final_state = snt.dynamic_unroll(
+            self._lstm, words, self._lstm.initial_state(tf.shape(instruction)[0]),
+            sequence_length=lengths)
+        return final_state.hidden
+
+
+class ImpalaRecurrentNet(snt.Module):
+    """DMLab network (Figure 3): torso, last action and reward, instruction -> LSTM 256 -> heads.
+
+    The torso and heads run on all T * B steps at once (time folded into batch, sec. 3.1);
+    only the LSTM steps through time, its state reset to the initial state where `first`.
+    """
+
+    def __init__(self, num_actions, torso='shallow', use_instruction=True,
+                 name='impala_recurrent_net'):
+        super().__init__(name=name)
+        self._num_actions = num_actions
+        self._torso = snt.BatchApply(make_torso(torso))
+        self._instruction = (snt.BatchApply(InstructionEncoder()) if use_instruction else None)
+        self._core = snt.LSTM(256)
+        self._policy = snt.BatchApply(snt.Linear(num_actions, name='policy_logits'))
+        self._baseline = snt.BatchApply(snt.Linear(1, name='baseline'))
+
+    def initial_state(self, batch_size):
+        return self._core.initial_state(batch_size)
+
+    def unroll(self, observation, last_action, last_reward, instruction, first, state):
+        """Runs T steps for B sequences.
+
+        Args:
+          observation: [T, B, 72, 96, 3] uint8 frames.
+          last_action: [T, B] int32, the action taken before each frame.
+          last_reward: [T, B] float32, the reward received before each frame; clipped to
+            [-1, 1] here.
+          instruction: [T, B, L] int32 word ids, 0 for padding; ignored (may be None) without
+            `use_instruction`.
+          first: [T, B] bool, True where an episode starts; the state is reset before that step.
+          state: the LSTM state at the start of the unroll, from `initial_state` or an earlier
+            unroll.
+
+        Returns:
+          (PolicyValue(logits [T, B, A], value [T, B]), the LSTM state after step T - 1).
+        """
+        inputs = [self._torso(observation),
+                  tf.clip_by_value(last_reward, -1.0, 1.0)[..., None],
+                  tf.one_hot(last_action, self._num_actions)]
+        if self._instruction is not None:
+            inputs.append(self._instruction(instruction))
+        core_input = tf.concat(inputs, axis=-1)
+        initial_state = self._core.initial_state(tf.shape(first)[1])
+
+        def reset_then_step(inputs_t, state_t):
+            x_t, first_t = inputs_t
+            state_t = tf.nest.map_structure(
+                lambda init, s: tf.where(first_t[:, None], init, s), initial_state, state_t)
+            return self._core(x_t, state_t)
+
+        core_output, new_state = snt.dynamic_unroll(reset_then_step, (core_input, first), state)
+        logits = self._policy(core_output)
+        value = tf.squeeze(self._baseline(core_output), axis=-1)
+        return PolicyValue(logits=logits, value=value), new_state
