@@ -1,0 +1,89 @@
+"""Evaluation protocols: how each paper table's scores were measured.
+
+A run is evaluated under the protocol of the table it is compared with. Where a paper does not
+state a setting, the value chosen is marked "assumption" in a comment.
+"""
+import dataclasses
+
+# Frame cap of 30 minutes of play at 60 Hz (Mnih et al., 2015), the standard Atari evaluation cap.
+THIRTY_MINUTES = 108_000
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalProtocol:
+    """One paper table's evaluation setting.
+
+    action_set is 'minimal' (game-specific ALE set), 'full' (all 18 Atari actions) or 'dmlab9'
+    (the 9 DeepMind Lab actions of IMPALA table D.2). max_episode_frames = 0 means the
+    environment's own episode end is the only limit (DMLab levels have a fixed duration).
+    """
+    name: str                # e.g. 'impala_atari_noop'
+    paper: str               # 'impala' | 'apex' | 'laser' | 'reactor'
+    table: str               # which table(s) of the paper it reproduces
+    episodes: int            # episodes averaged per game or level
+    noop_max: int            # random no-ops uniform in [1, noop_max] at episode start; 0 = none
+    max_episode_frames: int  # emulator frame cap (108_000 = 30 min at 60 Hz); 0 = none
+    action_set: str          # 'minimal' | 'full' | 'dmlab9'
+    epsilon: float           # epsilon-greedy for value-based agents; 0.0 = act by own policy
+    human_starts: bool       # True only where the paper used human starts (states not public)
+
+
+_PROTOCOLS = (
+    # IMPALA sec. 5.3.2 and table C.1: mean of 200 episodes, 1-30 no-ops; experts use
+    # game-specific action sets (appendix G). The paper does not state a frame cap: 108k is
+    # the standard one.
+    EvalProtocol(name='impala_atari_noop', paper='impala', table='C.1 and 4 (experts)',
+                 episodes=200, noop_max=30, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.0, human_starts=False),
+    # The multi-task Atari-57 agent acts on the full 18-action set (appendix G); otherwise as
+    # the experts.
+    EvalProtocol(name='impala_atari_multitask_noop', paper='impala',
+                 table='C.1 and 4 (multi-task)', episodes=200, noop_max=30,
+                 max_episode_frames=THIRTY_MINUTES, action_set='full', epsilon=0.0,
+                 human_starts=False),
+    # IMPALA table 3 and appendix B: 500 episodes per task on the test levels; episodes end at
+    # each level's own time limit.
+    EvalProtocol(name='impala_dmlab30_test', paper='impala', table='B.1 and 3',
+                 episodes=500, noop_max=0, max_episode_frames=0,
+                 action_set='dmlab9', epsilon=0.0, human_starts=False),
+    # Ape-X table 2, the no-op starts regime of DQN (sec. 4.1): 1-30 no-ops. Table 2's caption
+    # says the evaluation episode cap is longer than training's 50,000 frames; 108k (30
+    # minutes) is the standard. Assumptions (not stated in the paper): 100 episodes, the
+    # minimal action set, and epsilon = 0.001, the evaluation epsilon of the Double and Dueling
+    # DQN agents Ape-X builds on (van Hasselt et al., 2016; Wang et al., 2016).
+    EvalProtocol(name='apex_atari_noop', paper='apex', table='2 (no-op starts) and 1',
+                 episodes=100, noop_max=30, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.001, human_starts=False),
+    # Ape-X table 2, human starts (Nair et al., 2015): the start states are not public.
+    EvalProtocol(name='apex_atari_human', paper='apex', table='2 (human starts) and 1',
+                 episodes=100, noop_max=0, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.001, human_starts=True),
+    # LASER appendix C, table 2: the mean of the last 100 training episodes before 50M / 200M
+    # frames, up to 37 no-ops ("up to 37 in our case"), episodes cut at 30 minutes. The
+    # returns are the behaviour policy's own. Assumption: the minimal action set, as the
+    # IMPALA experts LASER builds on.
+    EvalProtocol(name='laser_atari_training', paper='laser', table='2 and 1',
+                 episodes=100, noop_max=37, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.0, human_starts=False),
+    # Reactor sec. 4 and tables 4-5: 200 episodes, 30 random no-op starts. The policy mixes in
+    # a uniform distribution with epsilon = 0.01 inside the network (appendix 6.4), so no
+    # extra epsilon-greedy. Assumptions: 108k frame cap and the minimal action set (the DQN
+    # pipeline, sec. 4).
+    EvalProtocol(name='reactor_atari_noop', paper='reactor', table='5 and 2',
+                 episodes=200, noop_max=30, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.0, human_starts=False),
+    # Reactor table 4: 200 episodes from 30 random human starts; the start states are not
+    # public.
+    EvalProtocol(name='reactor_atari_human', paper='reactor', table='4 and 1',
+                 episodes=200, noop_max=0, max_episode_frames=THIRTY_MINUTES,
+                 action_set='minimal', epsilon=0.0, human_starts=True),
+)
+
+PROTOCOLS = {protocol.name: protocol for protocol in _PROTOCOLS}
+
+
+def get_protocol(name):
+    """The protocol called `name`; ValueError listing the known names otherwise."""
+    if name not in PROTOCOLS:
+        raise ValueError(f'unknown protocol {name!r}; known: {", ".join(sorted(PROTOCOLS))}')
+    return PROTOCOLS[name]

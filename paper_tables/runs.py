@@ -1,0 +1,76 @@
+"""Reading a run directory written by the launcher and `launch/evaluate.py`.
+
+RUN_DIR/config.json        the run's config: "experiment", "game", "total_frames", "torso", ...
+RUN_DIR/logs/episodes.csv  frames,wall_time,actor,episode_return,episode_frames (training curve)
+RUN_DIR/evaluation.csv     game,protocol,checkpoint_frames,episode,score,episode_frames
+"""
+import csv
+import dataclasses
+import json
+import pathlib
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """The evaluation of one game (level) at one checkpoint under one protocol."""
+    game: str
+    protocol: str
+    checkpoint_frames: int
+    scores: tuple
+
+    @property
+    def mean_score(self):
+        return sum(self.scores) / len(self.scores)
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """A run directory: its config, its evaluations and its training curve."""
+    path: pathlib.Path
+    config: dict
+    evaluations: tuple  # every (game, protocol) at the selected checkpoint
+    curve: tuple        # (frames, episode_return) per finished training episode
+
+
+def _read_csv(path):
+    with open(path, newline='') as f:
+        return list(csv.DictReader(f))
+
+
+def _evaluations(path, checkpoint_frames):
+    """Evaluations at `checkpoint_frames`, or at each game's latest checkpoint when None."""
+    grouped = {}
+    for row in _read_csv(path):
+        key = (row['game'], row['protocol'], int(float(row['checkpoint_frames'])))
+        grouped.setdefault(key, []).append(float(row['score']))
+    chosen = {}
+    for (game, protocol, frames), scores in grouped.items():
+        if checkpoint_frames is not None and frames != checkpoint_frames:
+            continue
+        current = chosen.get((game, protocol))
+        if current is None or frames > current.checkpoint_frames:
+            chosen[(game, protocol)] = Evaluation(game, protocol, frames, tuple(scores))
+    return tuple(chosen.values())
+
+
+def _curve(path):
+    if not path.exists():
+        return ()
+    return tuple((float(row['frames']), float(row['episode_return'])) for row in _read_csv(path))
+
+
+def read_run(run_dir, checkpoint_frames=None):
+    """The run in `run_dir`; ValueError with one line when it cannot be compared."""
+    path = pathlib.Path(run_dir)
+    if not path.is_dir():
+        raise ValueError(f'{path}: not a run directory')
+    if not (path / 'evaluation.csv').exists():
+        raise ValueError(f'{path}: no evaluation.csv (evaluate the run with launch/evaluate.py '
+                         'first)')
+    config_path = path / 'config.json'
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    evaluations = _evaluations(path / 'evaluation.csv', checkpoint_frames)
+    if not evaluations:
+        at = f' at checkpoint_frames={checkpoint_frames}' if checkpoint_frames is not None else ''
+        raise ValueError(f'{path}: evaluation.csv has no evaluation{at}')
+    return Run(path, config, evaluations, _curve(path / 'logs' / 'episodes.csv'))
