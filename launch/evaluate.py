@@ -113,7 +113,10 @@ def evaluate_and_report(run_dir: str) -> None:
     """End of training: evaluate the last checkpoint and print the table against the paper."""
     evaluate_run(run_dir)
     from paper_tables import compare  # pylint: disable=import-outside-toplevel
-    compare.main_report([run_dir])
+    try:
+        compare.main_report([run_dir])
+    except ValueError as e:
+        print(f'[evaluate] no comparison with the paper: {e}', flush=True)
 
 
 def main(argv):

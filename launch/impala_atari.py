@@ -30,6 +30,8 @@ _ROLE = flags.DEFINE_enum('role', 'local', runtime.ROLES, 'Which role this proce
 _REPLAY_ADDRESS = flags.DEFINE_string('replay_address', None,
                                       'host:port of the replay server (roles other than local).')
 _ACTOR_ID = flags.DEFINE_integer('actor_id', 0, 'Index of this actor (--role=actor).')
+_REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
+                                    'How long a role waits for the replay server to answer.')
 _CONFIG = config_flags.DEFINE_config_dict('config', impala_config.atari_experts(),
                                           'Overrides of the paper config, e.g. '
                                           '--config.learning_rate=3e-4.')
@@ -71,7 +73,7 @@ def main(argv):
         if role == 'replay':
             runtime.serve_replay(builder.tables(), port=int(address.rsplit(':', 1)[1]))
             return
-        runtime.wait_for_replay(address)
+        runtime.wait_for_replay(address, _REPLAY_WAIT_S.value)
         if role == 'learner':
             configs.save(config, run_dir)
             builder.learner(address, run_dir).run()

@@ -1,0 +1,136 @@
+"""The launcher end to end: real processes, a real Reverb server, real ALE, real training.
+
+One tiny run trains for a few hundred learner steps while we kill an actor and then the
+learner: the actor is restarted, the learner resumes from its checkpoint with its frame count,
+and the run finishes, evaluates and can be resumed with a larger budget.
+"""
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+import tensorflow as tf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+
+
+def _program(*args):
+    return [sys.executable, '-m', 'launch.impala_atari', *args]
+
+
+def _run(args, timeout=120):
+    return subprocess.run(_program(*args), cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--game=pongg'], "error: unknown Atari game 'pongg'; did you mean: pong"),
+    (['--config.batch_size=0'], 'error: --config.batch_size must be >= 1, got 0'),
+    (['--config.discount=1.5'], 'error: --config.discount must be in [0, 1], got 1.5'),
+    (['--config.torso=huge'], "error: --config.torso must be 'shallow' or 'deep'"),
+    (['--role=actor'], 'error: --role=actor needs --replay_address=host:port'),
+])
+def test_bad_input_gives_one_line_error(args, message, tmp_path):
+    result = _run(['--preset=tiny', f'--run_dir={tmp_path}/run', *args])
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert not os.path.exists(tmp_path / 'run' / 'config.json')
+
+
+def test_missing_replay_server_gives_one_line_error(tmp_path):
+    result = _run(['--preset=tiny', f'--run_dir={tmp_path}', '--role=learner',
+                   '--replay_address=localhost:1', '--replay_wait_s=2'], timeout=180)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        'error: no replay server answers at localhost:1')
+
+
+def _children(run_dir, role):
+    flag = f'--run_dir={run_dir}'
+    return [p for p in psutil.process_iter(['cmdline'])
+            if p.info['cmdline'] and flag in p.info['cmdline']
+            and f'--role={role}' in p.info['cmdline']]
+
+
+def _wait_for(predicate, what, timeout=240):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f'timed out waiting for {what}'
+        time.sleep(0.5)
+
+
+def _read_csv(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def _checkpoint_frames(run_dir):
+    path = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
+    return int(path.rsplit('-', 1)[1]) if path else 0
+
+
+def _network_weights(run_dir, which):
+    """The learner network's variables stored in a checkpoint (0 = oldest, -1 = newest)."""
+    state = tf.train.get_checkpoint_state(os.path.join(run_dir, 'checkpoints'))
+    path = state.all_model_checkpoint_paths[which]
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name.startswith('learner/network/') and 'OPTIMIZER_SLOT' not in name}
+
+
+def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
+    run_dir = str(tmp_path / 'run')
+    total = 16_000  # 400 learner steps of 2 x 5 steps x 4 frames
+    launcher = subprocess.Popen(
+        _program('--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
+                 f'--config.total_frames={total}', '--config.checkpoint_interval_s=2'),
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for(lambda: _checkpoint_frames(run_dir) > 0, 'a first checkpoint')
+        first_weights = _network_weights(run_dir, 0)
+        for actor in _children(run_dir, 'actor'):
+            actor.send_signal(signal.SIGKILL)
+        _wait_for(lambda: _checkpoint_frames(run_dir) > 2_000 and _children(run_dir, 'actor'),
+                  'training to go on with a restarted actor')
+        killed_at = _checkpoint_frames(run_dir)
+        for learner in _children(run_dir, 'learner'):
+            learner.send_signal(signal.SIGKILL)
+        output, _ = launcher.communicate(timeout=400)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, output
+    assert 'actor_0 exited with code -9; restarting it' in output
+    assert 'learner exited with code -9; restarting it, resuming' in output
+
+    # The learner resumed from a checkpoint at or after the one we saw, not from frame 0.
+    resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
+               if line.startswith('[learner] resumed from')]
+    assert resumed and resumed[0] >= killed_at > 0, output
+    rows = _read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
+    frames = [int(r['frames']) for r in rows]
+    assert frames[-1] >= total
+    # Rows logged after the last checkpoint are redone by the resumed learner: its counter
+    # steps back to the checkpoint, never to zero.
+    restarts = [i for i in range(1, len(frames)) if frames[i] < frames[i - 1]]
+    assert all(frames[i] >= resumed[0] for i in restarts)
+    assert len(rows) > 10 and len({r['loss'] for r in rows}) > 5     # loss changes
+    last_weights = _network_weights(run_dir, -1)
+    assert any((first_weights[n] != last_weights[n]).any() for n in first_weights)
+
+    evaluation = _read_csv(os.path.join(run_dir, 'evaluation.csv'))
+    assert evaluation and evaluation[0]['game'] == 'pong'
+    assert int(evaluation[0]['checkpoint_frames']) >= total
+    episodes = _read_csv(os.path.join(run_dir, 'logs', 'episodes.csv'))
+    assert episodes and all(float(e['episode_return']) >= -21 for e in episodes)
+
+    # Resuming the finished run with a larger budget continues from its frame counter.
+    more = _run(['--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
+                 f'--config.total_frames={total + 2_000}'], timeout=400)
+    assert more.returncode == 0, more.stdout + more.stderr
+    assert 'resumed from' in more.stdout and 'at frame 16,' in more.stdout, more.stdout
