@@ -1,0 +1,159 @@
+"""IMPALA throughput on this machine: parts alone, their compute-bound limit, and a real run.
+
+  python -m benchmarks.impala_throughput [--game=pong] [--torso=shallow] [--frames=200000]
+
+(a) emulator with appendix G preprocessing and a random policy, frames/s on one core;
+(b) the actor's batched inference alone at the actors' batch size, frames/s on one core;
+(c) the learner update alone, frames/s per core (all cores busy);
+limit = cores / (1/a + 1/b + 1/c), the frames/s this machine could reach if the transport,
+Python and idle cores cost nothing; (d) end-to-end frames/s of a local run (the learner's
+consumption rate once warm). Prints all five and `ratio=<d / limit>`.
+Each part runs in its own process so that its thread settings hold.
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from absl import app
+from absl import flags
+
+_GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
+_TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
+_PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-end run.')
+_FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
+_SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
+_PART = flags.DEFINE_string('part', None, 'Internal: run one part and print JSON.')
+_JIT = flags.DEFINE_bool('jit', False, 'Internal: XLA for the part.')
+_BATCH = flags.DEFINE_integer('batch', None, 'Internal: batch size for the part.')
+
+
+def _config(**overrides):
+    from agents.impala import config as impala_config  # pylint: disable=import-outside-toplevel
+    c = impala_config.PRESETS[_PRESET.value](impala_config.atari_experts())
+    c.game = _GAME.value
+    c.torso = _TORSO.value
+    c.update(overrides)
+    return c
+
+
+def _timed(fn, seconds):
+    """Calls fn() repeatedly for about `seconds` after a warm-up; returns calls per second."""
+    for _ in range(3):
+        fn()
+    calls, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        fn()
+        calls += 1
+    return calls / (time.perf_counter() - start)
+
+
+def part_emulator(config):
+    from agents.impala import builder  # pylint: disable=import-outside-toplevel
+    env = builder.ImpalaAtariBuilder(config).environment(seed=0)
+    rng = np.random.default_rng(0)
+    state = {'ts': env.reset()}
+
+    def step():
+        ts = env.step(rng.integers(env.num_actions))
+        state['ts'] = env.reset() if ts.last() else ts
+
+    return {'fps': _timed(step, _SECONDS.value) * config.action_repeat}
+
+
+def part_inference(config):
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from agents.impala import acting, builder  # pylint: disable=import-outside-toplevel
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    b = builder.ImpalaAtariBuilder(config)
+    policy = acting.ImpalaPolicy(b.network(), jit_compile=_JIT.value)
+    batch = _BATCH.value or config.envs_per_actor
+    observations = np.random.default_rng(0).integers(
+        0, 255, (batch, *b.observation_shape), dtype=np.uint8)
+    calls = _timed(lambda: policy.select_actions(observations), _SECONDS.value)
+    return {'steps_per_second': calls * batch, 'fps': calls * batch * config.action_repeat}
+
+
+def part_learner(config):
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
+    if _BATCH.value:
+        config.batch_size = _BATCH.value
+    b = builder.ImpalaAtariBuilder(config)
+    state = learning.ImpalaLearning(b.network(), config, jit_compile=_JIT.value)
+    rng = np.random.default_rng(0)
+    B, T1, A = config.batch_size, config.unroll_length + 1, b.num_actions  # noqa: N806
+    batch = {
+        'observation': tf.constant(rng.integers(0, 255, (B, T1, *b.observation_shape),
+                                                dtype=np.uint8)),
+        'action': tf.constant(rng.integers(A, size=(B, T1)), tf.int32),
+        'reward': tf.constant(rng.normal(size=(B, T1)), tf.float32),
+        'discount': tf.ones((B, T1)), 'mask': tf.ones((B, T1)),
+        'behaviour_logits': tf.constant(rng.normal(size=(B, T1, A)), tf.float32)}
+    updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
+    frames = updates * B * config.unroll_length * config.action_repeat
+    return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
+
+
+def end_to_end(config_overrides):
+    """Frames/s of a real local run: learner consumption, after the first 25% of frames."""
+    run_dir = tempfile.mkdtemp(prefix='impala_bench_')
+    argv = [sys.executable, '-m', 'launch.impala_atari', f'--game={_GAME.value}',
+            f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
+            f'--config.torso={_TORSO.value}', f'--config.total_frames={_FRAMES.value}',
+            '--config.eval_episodes=1', '--config.log_interval_s=5']
+    argv += [f'--config.{k}={v}' for k, v in config_overrides.items()]
+    start = time.time()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
+        rows = list(csv.DictReader(f))
+    shutil.rmtree(run_dir, ignore_errors=True)
+    rows = [r for r in rows if int(r['frames']) >= _FRAMES.value // 4]
+    span = float(rows[-1]['wall_time']) - float(rows[0]['wall_time'])
+    fps = (int(rows[-1]['frames']) - int(rows[0]['frames'])) / max(span, 1e-9)
+    return {'fps': fps, 'wall_s': time.time() - start}
+
+
+def _run_part(part, **kwargs):
+    argv = [sys.executable, '-m', 'benchmarks.impala_throughput', f'--part={part}',
+            f'--game={_GAME.value}', f'--torso={_TORSO.value}', f'--preset={_PRESET.value}',
+            f'--seconds={_SECONDS.value}'] + [f'--{k}={v}' for k, v in kwargs.items()]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(argv):
+    del argv
+    if _PART.value:
+        parts = {'emulator': part_emulator, 'inference': part_inference,
+                 'learner': part_learner}
+        print(json.dumps(parts[_PART.value](_config())))
+        return
+    cores = os.cpu_count()
+    config = _config()
+    a = _run_part('emulator')['fps']
+    b = _run_part('inference', jit=False)['fps']
+    c = _run_part('learner', jit=False)['fps_per_core']
+    limit = cores / (1 / a + 1 / b + 1 / c)
+    print(f'game={_GAME.value} torso={_TORSO.value} preset={_PRESET.value} cores={cores} '
+          f'envs_per_actor={config.envs_per_actor} batch={config.batch_size}x'
+          f'{config.unroll_length}', flush=True)
+    print(f'(a) emulator_fps_per_core={a:,.0f}', flush=True)
+    print(f'(b) inference_fps_per_core={b:,.0f}', flush=True)
+    print(f'(c) learner_fps_per_core={c:,.0f}', flush=True)
+    print(f'limit_fps={limit:,.0f}', flush=True)
+    d = end_to_end({})
+    print(f'(d) end_to_end_fps={d["fps"]:,.0f}  (run of {_FRAMES.value:,} frames took '
+          f'{d["wall_s"]:.0f}s)', flush=True)
+    print(f'ratio={d["fps"] / limit:.2f}')
+
+
+if __name__ == '__main__':
+    app.run(main)
