@@ -102,3 +102,54 @@ def test_loss_is_summed_over_batch_and_time():
         rewards=tf.constant(both['rewards']), discounts=tf.ones([5, 2]),
         mask=tf.ones([5, 2]), config=config)
     np.testing.assert_allclose(float(loss), loss_a + loss_b, rtol=1e-5)
+
+
+def _batch(rng, B=2, T1=4, A=4):  # noqa: N803
+    mask = np.ones((B, T1), np.float32)
+    mask[0, 2] = 0.0   # one time-limit bootstrap step
+    return {
+        'observation': tf.constant(rng.integers(0, 255, (B, T1, 84, 84, 4), dtype=np.uint8)),
+        'action': tf.constant(rng.integers(A, size=(B, T1)), tf.int32),
+        'reward': tf.constant(rng.normal(size=(B, T1)), tf.float32),
+        'discount': tf.constant(rng.integers(2, size=(B, T1)), tf.float32),
+        'mask': tf.constant(mask),
+        'behaviour_logits': tf.constant(rng.normal(size=(B, T1, A)), tf.float32)}
+
+
+def _learning(jit_compile, config):
+    from agents.networks import impala as networks  # pylint: disable=import-outside-toplevel
+    tf.random.set_seed(7)
+    network = networks.ImpalaFeedForwardNet(4, torso='shallow')
+    network(tf.zeros((1, 84, 84, 4), tf.uint8))
+    return learning.ImpalaLearning(network, config, jit_compile=jit_compile)
+
+
+def test_update_with_and_without_xla_agree():
+    config = _config(total_frames=1_000)
+    rng = np.random.default_rng(4)
+    batches = [_batch(rng) for _ in range(3)]
+    plain, compiled = _learning(False, config), _learning(True, config)
+    for a, b in zip(plain.network.trainable_variables, compiled.network.trainable_variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    for batch in batches:
+        m_plain, m_compiled = plain.update(batch), compiled.update(batch)
+        for name in m_plain:
+            np.testing.assert_allclose(m_plain[name], m_compiled[name], rtol=2e-3, atol=1e-4,
+                                       err_msg=name)
+    for a, b in zip(plain.network.trainable_variables, compiled.network.trainable_variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-3, atol=1e-5)
+    assert any(np.any(a.numpy() != b.numpy()) for a, b in zip(
+        plain.network.trainable_variables, _learning(False, config).network.trainable_variables))
+
+
+def test_frames_count_real_steps_and_learning_rate_anneals_to_zero():
+    # 2 unrolls of T = 3 steps (the 4th only bootstraps), one of them a mask-0 step:
+    # 5 real steps of 4 frames each per update.
+    config = _config(total_frames=40)
+    state = _learning(False, config)
+    rng = np.random.default_rng(5)
+    rates = [float(state.update(_batch(rng))['learning_rate']) for _ in range(2)]
+    assert int(state.frames.numpy()) == 40 and int(state.step.numpy()) == 2
+    np.testing.assert_allclose(rates, [6e-4, 6e-4 * 0.5], rtol=1e-6)  # 1 - frames/total
+    state.update(_batch(rng))
+    assert float(state.learning_rate.numpy()) == 0.0
