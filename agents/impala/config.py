@@ -55,10 +55,18 @@ def atari_experts() -> ml_collections.ConfigDict:
 
 
 def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """`--preset=quick`: the demo on a 2-core machine (about 15 minutes), not the paper."""
+    """`--preset=quick`: the demo on a 2-core machine (under 15 minutes), not the paper.
+
+    Table G.1 is tuned for 200M frames; in the 2.5M frames a 2-core machine trains in the
+    demo's time, those settings leave the policy uniform on Breakout. Two changes make it learn
+    there (measured in benchmarks/README.md): RMSProp epsilon 1e-5, one of table D.1's sweep
+    values, so that steps are normalised by the gradient scale instead of being capped by the
+    epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates.
+    """
     c = ml_collections.ConfigDict(c.to_dict())
-    c.total_frames = 2_000_000
-    c.batch_size = 8
+    c.total_frames = 2_500_000
+    c.batch_size = 4
+    c.rmsprop_epsilon = 1e-5
     c.checkpoint_interval_s = 120.0
     c.log_interval_s = 10.0
     c.eval_episodes = 5
