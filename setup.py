@@ -34,6 +34,6 @@ setuptools.setup(
     extras_require={
         'cpu': ['tensorflow-cpu==2.15.1'],
         'gpu': ['tensorflow[and-cuda]==2.15.1'],
-        'test': ['pytest>=7', 'pytest-timeout>=2'],
+        'test': ['pytest>=7', 'pytest-timeout>=2', 'psutil>=5'],
     },
 )

@@ -134,3 +134,26 @@ def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
                  f'--config.total_frames={total + 2_000}'], timeout=400)
     assert more.returncode == 0, more.stdout + more.stderr
     assert 'resumed from' in more.stdout and 'at frame 16,' in more.stdout, more.stdout
+
+
+@pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_checkpoints_and_stops_every_process(stop_signal, tmp_path):
+    run_dir = str(tmp_path / 'run')
+    launcher = subprocess.Popen(
+        _program('--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
+                 '--config.total_frames=10000000', '--config.checkpoint_interval_s=600'),
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
+        _wait_for(lambda: os.path.exists(learner_csv) and len(_read_csv(learner_csv)) > 3,
+                  'the learner to train')
+        launcher.send_signal(stop_signal)
+        output, _ = launcher.communicate(timeout=120)
+    finally:
+        launcher.kill()
+    assert f'resume with the same command and --run_dir={run_dir}' in output
+    assert not _children(run_dir, 'learner') and not _children(run_dir, 'actor')
+    assert not _children(run_dir, 'replay')
+    # The learner saved on its way out: its checkpoint is at least as new as its last log row.
+    last_logged = int(_read_csv(learner_csv)[-1]['frames'])
+    assert _checkpoint_frames(run_dir) >= last_logged > 0
