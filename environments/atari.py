@@ -190,3 +190,18 @@ class AtariEnvironment(dm_env.Environment):
 
     def close(self):
         self._ale = None
+
+
+def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
+    """The training environment an experiment config describes, or the one an evaluation
+    protocol (paper_tables/protocols.py) sets up: full games, its no-ops, cap and action set."""
+    settings = dict(action_set=config.action_set, action_repeat=config.action_repeat,
+                    max_pool_frames=config.max_pool_frames, screen_size=config.screen_size,
+                    frame_stack=config.frame_stack,
+                    life_loss_ends_episode=config.life_loss_ends_episode,
+                    noop_max=config.noop_max, max_episode_frames=config.max_episode_frames)
+    if evaluation is not None:
+        settings.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
+                        noop_max=evaluation.noop_max,
+                        max_episode_frames=evaluation.max_episode_frames)
+    return AtariEnvironment(config.game, seed=seed, **settings)

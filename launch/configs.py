@@ -95,6 +95,40 @@ def check_atari(config: ml_collections.ConfigDict) -> None:
                           f"got {config.jit_compile!r}")
 
 
+def check_apex(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for Ape-X settings out of range; resolves the game or task name."""
+    if config.experiment == 'apex_dqn_atari':
+        try:
+            config.game = names.atari_rom_id(config.game)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        _at_least(config, 1, 'action_repeat', 'frame_stack', 'screen_size')
+        _at_least(config, 0, 'noop_max', 'max_episode_frames')
+        _in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
+        _positive(config, 'rmsprop_epsilon', 'max_grad_norm')
+    else:
+        from environments import control  # pylint: disable=import-outside-toplevel
+        try:
+            control.parse_task(config.task)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        _at_least(config, 0, 'exploration_sigma')
+        _positive(config, 'actor_gradient_clip')
+    _at_least(config, 1, 'n_step', 'batch_size', 'num_actors', 'envs_per_actor',
+              'replay_capacity', 'min_replay_size', 'transition_batch_size',
+              'target_update_period', 'prefetch_batches', 'total_frames',
+              'parameter_update_frames')
+    _at_least(config, 0, 'reward_clip', 'priority_exponent', 'importance_sampling_exponent')
+    _in_unit_interval(config, 'discount')
+    _positive(config, 'learning_rate')
+    if config.min_replay_size > config.replay_capacity:
+        raise ConfigError(f'--config.min_replay_size ({config.min_replay_size}) must not exceed '
+                          f'--config.replay_capacity ({config.replay_capacity})')
+    if config.jit_compile not in ('auto', True, False):
+        raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
+                          f"got {config.jit_compile!r}")
+
+
 def _at_least(config, minimum, *fields):
     for field in fields:
         if config[field] < minimum:

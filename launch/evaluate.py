@@ -27,6 +27,10 @@ def builder_for(config):
     if config.experiment == 'impala_atari':
         from agents.impala import builder  # pylint: disable=import-outside-toplevel
         return builder.ImpalaAtariBuilder(config)
+    if config.experiment in ('apex_dqn_atari', 'apex_dpg_control'):
+        from agents.apex import builder  # pylint: disable=import-outside-toplevel
+        return (builder.ApexDQNAtariBuilder(config) if config.experiment == 'apex_dqn_atari'
+                else builder.ApexDPGControlBuilder(config))
     raise configs.ConfigError(f'no evaluation for experiment {config.experiment!r}')
 
 
@@ -93,13 +97,14 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
     builder = builder_for(config)
     network, frames = restore_network(builder, run_dir, checkpoint)
-    print(f'[evaluate] {config.game}: {episodes} episodes, protocol {protocol.name}, '
+    game = config.game if 'game' in config else config.task
+    print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
           f'checkpoint at {frames:,} frames', flush=True)
     results = run_episodes(builder, network, protocol, episodes, seed=10_000_019 + frames)
     log = run_logging.CsvLogger(os.path.join(run_dir, EVALUATION_FILE))
     rows = []
     for episode, (score, length) in enumerate(results):
-        row = {'game': config.game, 'protocol': protocol.name, 'checkpoint_frames': frames,
+        row = {'game': game, 'protocol': protocol.name, 'checkpoint_frames': frames,
                'episode': episode, 'score': score, 'episode_frames': length}
         log.write(row)
         rows.append(row)

@@ -18,7 +18,6 @@ from ml_collections import config_flags
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from launch import configs
-from launch import evaluate
 from launch import runtime
 
 _GAME = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
@@ -59,26 +58,10 @@ def main(argv):
     run_dir = _run_dir()
     try:
         config = _config(run_dir)
-        builder = builder_lib.ImpalaAtariBuilder(config)
-        role = _ROLE.value
-        if role == 'local':
-            configs.save(config, run_dir)
-            runtime.launch_local(module=__spec__.name, run_dir=run_dir,
-                                 num_actors=config.num_actors,
-                                 on_finished=lambda: evaluate.evaluate_and_report(run_dir))
-            return
-        address = _REPLAY_ADDRESS.value
-        if not address:
-            raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
-        if role == 'replay':
-            runtime.serve_replay(builder.tables(), port=int(address.rsplit(':', 1)[1]))
-            return
-        runtime.wait_for_replay(address, _REPLAY_WAIT_S.value)
-        if role == 'learner':
-            configs.save(config, run_dir)
-            builder.learner(address, run_dir).run()
-        else:
-            builder.actor(_ACTOR_ID.value, address, run_dir).run()
+        runtime.run_role(module=__spec__.name, builder=builder_lib.ImpalaAtariBuilder(config),
+                         config=config, run_dir=run_dir, role=_ROLE.value,
+                         replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
+                         replay_wait_s=_REPLAY_WAIT_S.value)
     except (configs.ConfigError, runtime.LaunchError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)

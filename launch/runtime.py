@@ -8,7 +8,9 @@ Every experiment program runs one of these roles:
   actor    one actor process (--actor_id), writing to --replay_address.
 The same program with --role and --replay_address=host:port spreads over many machines.
 """
+import ctypes
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -18,6 +20,9 @@ from typing import Callable, Sequence
 import portpicker
 import reverb
 from absl import logging
+
+from launch import configs
+from launch import evaluate
 
 ROLES = ('local', 'replay', 'learner', 'actor')
 _MAX_RESTARTS_PER_PROCESS = 20
@@ -68,7 +73,7 @@ class _Process:
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
         self.popen = subprocess.Popen(
             self._argv, stdout=None if self._console else log, stderr=log, env=env,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_die_with_parent)
         log.close()
 
     def poll(self):
@@ -110,6 +115,7 @@ def launch_local(*, module: str, run_dir: str, num_actors: int,
         return _Process(name, base + [f'--role={role}', *extra],
                         os.path.join(logs, f'{name}.log'), console)
 
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the run as cleanly as Ctrl-C
     replay = child('replay', 'replay')
     processes = [replay]
     try:
@@ -141,8 +147,20 @@ def launch_local(*, module: str, run_dir: str, num_actors: int,
         print(f'\n[launcher] stopping; resume with the same command and --run_dir={run_dir}',
               flush=True)
     finally:
-        for process in reversed(processes):
+        # The learner first, while actors still feed it, so it can finish its step and save a
+        # checkpoint; then the actors; the replay server last.
+        for process in processes[1:] + processes[:1]:
             process.stop()
+
+
+def _die_with_parent() -> None:
+    """Linux: a child gets SIGTERM when the launcher dies, even by SIGKILL."""
+    ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _interrupt(signum, frame) -> None:
+    del signum, frame
+    raise KeyboardInterrupt
 
 
 def _restart(process: _Process, code: int, consequence: str) -> None:
@@ -154,3 +172,24 @@ def _restart(process: _Process, code: int, consequence: str) -> None:
           flush=True)
     logging.info('last log of %s:\n%s', process.name, process.log_tail())
     process.start()
+
+
+def run_role(*, module: str, builder, config, run_dir: str, role: str,
+             replay_address: str | None, actor_id: int, replay_wait_s: float) -> None:
+    """What an experiment program does for `role` with an already checked `config`."""
+    if role == 'local':
+        configs.save(config, run_dir)
+        launch_local(module=module, run_dir=run_dir, num_actors=config.num_actors,
+                     on_finished=lambda: evaluate.evaluate_and_report(run_dir))
+        return
+    if not replay_address:
+        raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
+    if role == 'replay':
+        serve_replay(builder.tables(), port=int(replay_address.rsplit(':', 1)[1]))
+        return
+    wait_for_replay(replay_address, replay_wait_s)
+    if role == 'learner':
+        configs.save(config, run_dir)
+        builder.learner(replay_address, run_dir).run()
+    else:
+        builder.actor(actor_id, replay_address, run_dir).run()

@@ -13,8 +13,8 @@ THIRTY_MINUTES = 108_000
 class EvalProtocol:
     """One paper table's evaluation setting.
 
-    action_set is 'minimal' (game-specific ALE set), 'full' (all 18 Atari actions) or 'dmlab9'
-    (the 9 DeepMind Lab actions of IMPALA table D.2). max_episode_frames = 0 means the
+    action_set is 'minimal' (game-specific ALE set), 'full' (all 18 Atari actions), 'dmlab9'
+    (the 9 DeepMind Lab actions of IMPALA table D.2) or 'continuous' (a control task's own). max_episode_frames = 0 means the
     environment's own episode end is the only limit (DMLab levels have a fixed duration).
     """
     name: str                # e.g. 'impala_atari_noop'
@@ -23,7 +23,7 @@ class EvalProtocol:
     episodes: int            # episodes averaged per game or level
     noop_max: int            # random no-ops uniform in [1, noop_max] at episode start; 0 = none
     max_episode_frames: int  # emulator frame cap (108_000 = 30 min at 60 Hz); 0 = none
-    action_set: str          # 'minimal' | 'full' | 'dmlab9'
+    action_set: str          # 'minimal' | 'full' | 'dmlab9' | 'continuous'
     epsilon: float           # epsilon-greedy for value-based agents; 0.0 = act by own policy
     human_starts: bool       # True only where the paper used human starts (states not public)
 
@@ -58,6 +58,12 @@ _PROTOCOLS = (
     EvalProtocol(name='apex_atari_human', paper='apex', table='2 (human starts) and 1',
                  episodes=100, noop_max=0, max_episode_frames=THIRTY_MINUTES,
                  action_set='minimal', epsilon=0.001, human_starts=True),
+    # Ape-X DPG appendix D: "evaluation is performed using the noiseless deterministic
+    # policy"; episodes end at the task's own time limit (1,000 control steps). Figure 3 plots
+    # returns without an episode count: 10 episodes is an assumption.
+    EvalProtocol(name='apex_control_noiseless', paper='apex', table='figure 3',
+                 episodes=10, noop_max=0, max_episode_frames=0, action_set='continuous',
+                 epsilon=0.0, human_starts=False),
     # LASER appendix C, table 2: the mean of the last 100 training episodes before 50M / 200M
     # frames, up to 37 no-ops ("up to 37 in our case"), episodes cut at 30 minutes. The
     # returns are the behaviour policy's own. Assumption: the minimal action set, as the

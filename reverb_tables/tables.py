@@ -9,6 +9,7 @@ import reverb
 import tensorflow as tf
 
 QUEUE = 'queue'
+PRIORITIZED = 'prioritized_replay'
 VARIABLES = 'variables'
 EPISODE_STATS = 'episode_stats'
 
@@ -54,3 +55,39 @@ def episode_stats_table(max_size: int = 100_000, name: str = EPISODE_STATS) -> r
     """Queue of finished-game statistics that the learner drains into its episode log."""
     return reverb.Table.queue(name=name, max_size=max_size,
                               signature=EPISODE_STATS_SIGNATURE)
+
+
+def transition_signature(step_spec: Mapping[str, tf.TensorSpec],
+                         n_step: int) -> dict[str, tf.TensorSpec]:
+    """Signature of the N-step transitions of agents/core/adders.NStepTransitionAdder."""
+    return {
+        'observation': step_spec['observation'],
+        'action': step_spec['action'],
+        'reward': tf.TensorSpec([n_step], tf.float32),
+        'discount': tf.TensorSpec([n_step], tf.float32),
+        'next_observation': step_spec['observation'],
+    }
+
+
+def prioritized_table(signature: Mapping[str, tf.TensorSpec], *, max_size: int,
+                      priority_exponent: float, min_size_to_sample: int,
+                      eviction_exponent: float | None = None,
+                      name: str = PRIORITIZED) -> reverb.Table:
+    """Ape-X's shared replay (sec. 3, appendix F): proportional prioritization, P(i) =
+    p_i^alpha / sum_k p_k^alpha with alpha = `priority_exponent`; sampling starts once
+    `min_size_to_sample` items are in (appendix C: 50,000); actors are never throttled.
+
+    Capacity is kept by removing the oldest item (`eviction_exponent` None: Atari, sec. 4.1) or
+    by evicting in proportion to p_i^eviction_exponent (appendix D: -0.4, low priority first).
+    Removal happens at every insert beyond `max_size`, not en masse every 100 learner steps as
+    in sec. 4.1 (docs/fidelity.md).
+    """
+    remover = (reverb.selectors.Fifo() if eviction_exponent is None
+               else reverb.selectors.Prioritized(eviction_exponent))
+    return reverb.Table(
+        name=name,
+        sampler=reverb.selectors.Prioritized(priority_exponent),
+        remover=remover,
+        max_size=max_size,
+        rate_limiter=reverb.rate_limiters.MinSize(min_size_to_sample),
+        signature=dict(signature))

@@ -141,7 +141,7 @@ def test_torso_matches_figure_3(torso):
 
 def test_inputs_are_scaled_and_clipped():
     frames = tf.constant([[0, 51, 255]], tf.uint8)
-    np.testing.assert_allclose(impala._frames_to_float(frames).numpy(), [[0.0, 0.2, 1.0]])
+    np.testing.assert_allclose(impala.frames_to_float(frames).numpy(), [[0.0, 0.2, 1.0]])
     net = impala.ImpalaRecurrentNet(DMLAB_ACTIONS, torso='shallow')
     inputs = _recurrent_inputs(t=2, b=1, seed=4)
     outs = []

@@ -38,16 +38,22 @@ class EpisodeStatsReader:
 class Learner:
     """Runs `update` on batches from `iterator` until `frames` reaches `total_frames`.
 
-    `update(batch)` must be the agent's compiled step: it advances `step` and `frames` itself
-    (so that learning-rate schedules can read them inside the graph) and returns scalar metrics.
+    `update(batch)` must be the agent's compiled step: it advances `step` (and `frames`, where
+    the agent counts frames by what it learns from) and returns scalar metrics. With
+    `after_update`, the update's outputs go through it first, outside the graph, and what it
+    returns is logged: Ape-X writes new priorities back to replay there and counts the frames
+    its actors generated.
     """
 
     def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
                  iterator: Iterator[Any], state: tf.Module, step: tf.Variable,
                  frames: tf.Variable, variables_to_push, client: reverb.Client,
                  run_dir: str, total_frames: int, checkpoint_interval_s: float,
-                 log_interval_s: float, push_interval_steps: int = 1):
+                 log_interval_s: float, push_interval_steps: int = 1,
+                 after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
+                 | None = None):
         self._update = update
+        self._after_update = after_update
         self._iterator = iterator
         self._step = step
         self._frames = frames
@@ -87,6 +93,8 @@ class Learner:
         while (int(self._frames.numpy()) < self._total_frames and not self._stop_requested
                and (max_steps is None or steps_done < max_steps)):
             metrics = self._update(next(self._iterator))
+            if self._after_update:
+                metrics = self._after_update(metrics)
             steps_done += 1
             step = int(self._step.numpy())
             if step % self._push_interval == 0:

@@ -36,17 +36,7 @@ class ImpalaAtariBuilder:
 
     def environment(self, seed: int, *, evaluation=None) -> atari.AtariEnvironment:
         """A training environment, or one set up by an evaluation protocol."""
-        c = self.config
-        settings = dict(action_set=c.action_set, action_repeat=c.action_repeat,
-                        max_pool_frames=c.max_pool_frames, screen_size=c.screen_size,
-                        frame_stack=c.frame_stack,
-                        life_loss_ends_episode=c.life_loss_ends_episode,
-                        noop_max=c.noop_max, max_episode_frames=c.max_episode_frames)
-        if evaluation is not None:
-            settings.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
-                            noop_max=evaluation.noop_max,
-                            max_episode_frames=evaluation.max_episode_frames)
-        return atari.AtariEnvironment(c.game, seed=seed, **settings)
+        return atari.from_config(self.config, seed, evaluation)
 
     @functools.cached_property
     def num_actions(self) -> int:

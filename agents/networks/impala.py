@@ -11,7 +11,7 @@ import tensorflow as tf
 PolicyValue = collections.namedtuple('PolicyValue', ['logits', 'value'])
 
 
-def _frames_to_float(observation):
+def frames_to_float(observation):
     """uint8 frames -> float32 in [0, 1]."""
     return tf.cast(observation, tf.float32) / 255.0
 
@@ -27,7 +27,7 @@ class ShallowTorso(snt.Module):
         self._linear = snt.Linear(256)
 
     def __call__(self, observation):
-        x = _frames_to_float(observation)
+        x = frames_to_float(observation)
         for conv in self._convs:
             x = tf.nn.relu(conv(x))
         return tf.nn.relu(self._linear(self._flatten(x)))
@@ -52,7 +52,7 @@ class DeepTorso(snt.Module):
         self._linear = snt.Linear(256)
 
     def __call__(self, observation):
-        x = _frames_to_float(observation)
+        x = frames_to_float(observation)
         for conv, blocks in self._sections:
             x = conv(x)
             x = tf.nn.max_pool2d(x, ksize=3, strides=2, padding='SAME')

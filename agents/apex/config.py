@@ -1,0 +1,140 @@
+"""Ape-X experiment configs (Horgan et al., 2018), one function per paper experiment.
+
+Every paper-stated value names its section (restated in ../shared/PAPER_NOTES.md); values the
+paper does not state say so. Presets for small machines live in the preset functions, never here.
+"""
+import ml_collections
+
+
+def _replay_and_actors(c: ml_collections.ConfigDict) -> None:
+    """What both Ape-X agents share (sec. 3 and 4; appendix D: "otherwise as per DQN")."""
+    c.n_step = 3                         # sec. 4.1 / appendix C: multi-step loss, n = 3
+    c.discount = 0.99                    # sec. 4.1 (gamma)
+    c.priority_exponent = 0.6            # sec. 4.1, appendix D (alpha)
+    c.importance_sampling_exponent = 0.4  # sec. 4.1 (beta)
+    c.transition_batch_size = 50         # sec. 4.1: actors send transitions in batches of B = 50
+    c.min_replay_size = 50_000           # appendix C: learning starts after 50,000 transitions
+
+
+def atari_dqn() -> ml_collections.ConfigDict:
+    """Ape-X DQN on one Atari game (sec. 3.1, 4.1, appendix C; table 2)."""
+    c = ml_collections.ConfigDict()
+    c.experiment = 'apex_dqn_atari'
+    c.game = 'pong'
+    c.seed = 0
+
+    # Environment (appendix C: the standard DQN preprocessing).
+    c.action_set = 'minimal'             # not stated; DQN's game-specific action sets
+    c.action_repeat = 4                  # appendix C / sec. 4.1: "fixed action repeat of 4"
+    c.max_pool_frames = 2                # not stated; DQN's max over the last 2 frames
+    c.frame_stack = 4                    # appendix C: frame stacking (4 as in DQN)
+    c.screen_size = 84                   # appendix C: greyscale 84x84 as in DQN
+    c.life_loss_ends_episode = False     # not stated; whole games (docs/fidelity.md)
+    c.noop_max = 30                      # not stated for training; DQN-style no-op starts
+    c.max_episode_frames = 50_000        # sec. 4.1: training episodes limited to 50,000 frames
+    c.reward_clip = 1.0                  # appendix C: rewards clipped to [-1, 1]
+
+    # Replay and actors (sec. 4.1).
+    _replay_and_actors(c)
+    c.replay_capacity = 2_000_000        # sec. 4.1: soft limit 2M, FIFO removal
+    c.epsilon = 0.4                      # sec. 4.1: epsilon_i = epsilon^(1 + alpha i / (N-1))
+    c.epsilon_alpha = 7.0                # sec. 4.1 (alpha of the epsilon schedule)
+    c.parameter_update_frames = 400      # sec. 4.1: actors copy parameters every 400 frames
+
+    # Learner (appendix C).
+    c.batch_size = 512                   # sec. 4.1
+    c.learning_rate = 0.00025 / 4        # appendix C
+    c.rmsprop_decay = 0.95               # appendix C (centered RMSProp)
+    c.rmsprop_epsilon = 1.5e-7           # appendix C
+    c.rmsprop_momentum = 0.0             # appendix C: no momentum
+    c.max_grad_norm = 40.0               # appendix C
+    c.target_update_period = 2500        # appendix C: target copied every 2,500 batches
+    c.prefetch_batches = 16              # sec. 4.1: the learner prefetches up to 16 batches
+    c.total_frames = 22_800_000_000      # table 1: 22,800M frames (5 days)
+
+    # Runtime: how this machine runs it, not from the paper (360 actors in sec. 4.1).
+    c.num_actors = 2                     # actor processes
+    c.envs_per_actor = 8                 # environments per process; each is one paper actor
+    c.jit_compile = 'auto'               # XLA for the learner update: 'auto' = on iff a GPU
+    c.checkpoint_interval_s = 600.0
+    c.log_interval_s = 10.0
+    c.eval_protocol = 'apex_atari_noop'  # paper_tables/protocols.py
+    c.eval_episodes = -1                 # -1: the protocol's episode count
+    return c
+
+
+def control_dpg() -> ml_collections.ConfigDict:
+    """Ape-X DPG on one DeepMind Control Suite task from features (sec. 3.2, 4.2, appendix D)."""
+    c = ml_collections.ConfigDict()
+    c.experiment = 'apex_dpg_control'
+    c.task = 'humanoid_walk'             # sec. 4.2: manipulator bring_ball, humanoid stand,
+    c.seed = 0                           # walk, run; any other suite task by name
+    c.action_repeat = 1                  # sec. 4.2: "here we do not use action repeats"
+    c.reward_clip = 0.0                  # not stated; 0 = no clipping (rewards are in [0, 1])
+
+    # Replay and actors (sec. 4.2, appendix D).
+    _replay_and_actors(c)
+    c.replay_capacity = 1_000_000        # appendix D: fixed capacity of 10^6
+    c.eviction_exponent = -0.4           # appendix D: evict by prioritized sampling at -0.4
+    c.exploration_sigma = 0.3            # appendix D: Gaussian action noise, sigma = 0.3
+    c.parameter_update_frames = 400      # not stated for control; as Atari (sec. 4.1)
+
+    # Learner (appendix D).
+    c.batch_size = 256                   # sec. 4.2
+    c.learning_rate = 1e-4               # appendix D: Adam 1e-4 (actor and critic)
+    c.actor_gradient_clip = 1.0          # appendix D: actor gradient clipped element-wise
+    c.target_update_period = 100         # appendix D: targets copied every 100 batches
+    c.prefetch_batches = 16              # sec. 4.1
+    c.total_frames = 1_000_000_000       # not stated (fig. 3 is in wall-clock hours)
+
+    # Runtime, not from the paper (64 actors in sec. 4.2).
+    c.num_actors = 2
+    c.envs_per_actor = 8
+    c.jit_compile = 'auto'
+    c.checkpoint_interval_s = 600.0
+    c.log_interval_s = 10.0
+    c.eval_protocol = 'apex_control_noiseless'  # paper_tables/protocols.py
+    c.eval_episodes = -1
+    return c
+
+
+def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=quick`: a demo on a 2-core machine, not the paper."""
+    c = ml_collections.ConfigDict(c.to_dict())
+    c.replay_capacity = 100_000          # the paper's 2M Atari transitions need ~110 GB
+    c.min_replay_size = 2_000
+    c.batch_size = 64
+    c.prefetch_batches = 2
+    c.checkpoint_interval_s = 120.0
+    c.eval_episodes = 5
+    if c.experiment == 'apex_dqn_atari':
+        c.total_frames = 2_000_000
+        c.target_update_period = 500
+    else:
+        c.total_frames = 200_000
+        c.target_update_period = 100
+        c.envs_per_actor = 4
+    return c
+
+
+def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests."""
+    c = ml_collections.ConfigDict(c.to_dict())
+    c.total_frames = 4_000
+    c.replay_capacity = 2_000
+    c.min_replay_size = 100
+    c.batch_size = 8
+    c.prefetch_batches = 1
+    c.transition_batch_size = 10
+    c.target_update_period = 5
+    c.num_actors = 1
+    c.envs_per_actor = 2
+    c.checkpoint_interval_s = 5.0
+    c.log_interval_s = 1.0
+    c.eval_episodes = 1
+    if c.experiment == 'apex_dqn_atari':
+        c.max_episode_frames = 2_000
+    return c
+
+
+PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}

@@ -1,0 +1,152 @@
+"""Ape-X learner updates: DQN (sec. 3.1, appendix C) and DPG (sec. 3.2, appendix D), and the
+replay feedback run after each update (new priorities; frames counted at the actors).
+
+Both losses are the importance-weighted 1/2 (G_t - q(S_t, A_t))^2, averaged over the batch,
+with weights (N P(i))^-beta / max_j from the probabilities Reverb sampled with. Each update
+returns its batch's keys and new priorities |G_t - q(S_t, A_t)| next to its metrics.
+"""
+import ml_collections
+import reverb
+import sonnet as snt
+import tensorflow as tf
+
+from agents.core import optimizers
+from agents.ops import replay
+from agents.ops import value_learning
+
+
+class ReplayFeedback:
+    """`Learner(after_update=...)`: writes the new priorities back, and sets `frames`.
+
+    Frames are counted as the paper counts them (table 1, fig. 2): environment frames the actors
+    generated, i.e. transitions inserted into replay times the action repeat, not frames the
+    learner sampled. The count continues from the learner's checkpoint; inserts made while a
+    learner was down are not counted.
+    """
+
+    def __init__(self, client: reverb.Client, table: str, frames: tf.Variable,
+                 frames_per_transition: int):
+        self._client = client
+        self._table = table
+        self._frames = frames
+        self._frames_per_transition = frames_per_transition
+        self._first_inserts = self._inserts()
+        self._first_frames = None
+
+    def _inserts(self) -> int:
+        return self._client.server_info()[self._table].rate_limiter_info.insert_stats.completed
+
+    def __call__(self, outputs):
+        outputs = dict(outputs)
+        keys = outputs.pop('keys').numpy()
+        priorities = outputs.pop('priorities').numpy()
+        self._client.mutate_priorities(
+            self._table, updates=dict(zip(keys.tolist(), priorities.tolist())))
+        if self._first_frames is None:            # after the learner restored its checkpoint
+            self._first_frames = int(self._frames.numpy())
+        inserted = self._inserts() - self._first_inserts
+        self._frames.assign(self._first_frames + inserted * self._frames_per_transition)
+        return outputs
+
+
+def _weights(info, beta):
+    return tf.cast(replay.importance_weights(info.probability, beta), tf.float32)
+
+
+def _copy(source: snt.Module, target: snt.Module) -> None:
+    for s, t in zip(source.variables, target.variables):
+        t.assign(s)
+
+
+class ApexDQNLearning(tf.Module):
+    """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
+
+    def __init__(self, network: snt.Module, target_network: snt.Module,
+                 config: ml_collections.ConfigDict, jit_compile: bool):
+        super().__init__(name='apex_dqn_learning')
+        self.network = network
+        self.target_network = target_network
+        _copy(network, target_network)
+        self.optimizer = optimizers.RMSPropTF1(
+            learning_rate=config.learning_rate, decay=config.rmsprop_decay,
+            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
+        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
+        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
+        self._config = config
+        self.update = tf.function(self._update, jit_compile=jit_compile)
+
+    def _update(self, sample):
+        """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
+        c = self._config
+        data = sample.data
+        q_target_tn = self.target_network(data['next_observation'])
+        weights = _weights(sample.info, c.importance_sampling_exponent)
+        with tf.GradientTape() as tape:
+            q_tm1 = self.network(data['observation'])
+            q_tn = self.network(data['next_observation'])
+            targets = value_learning.double_q_n_step_targets(
+                q_target_tn, q_tn, data['reward'], data['discount'])
+            q_a = tf.gather(q_tm1, data['action'], axis=1, batch_dims=1)
+            td_errors = targets - q_a
+            loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
+        variables = self.network.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        gradients, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
+        self.optimizer.apply(gradients, variables)
+        self.step.assign_add(1)
+        if self.step % c.target_update_period == 0:
+            _copy(self.network, self.target_network)
+        return {'loss': loss, 'grad_norm': grad_norm, 'mean_q': tf.reduce_mean(q_a),
+                'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
+                'keys': sample.info.key,
+                'priorities': replay.priorities_from_td_errors(td_errors)}
+
+
+class ApexDPGLearning(tf.Module):
+    """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
+
+    def __init__(self, network: snt.Module, target_network: snt.Module,
+                 config: ml_collections.ConfigDict, jit_compile: bool):
+        super().__init__(name='apex_dpg_learning')
+        self.network = network
+        self.target_network = target_network
+        _copy(network, target_network)
+        self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
+        self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
+        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
+        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
+        self._config = config
+        self.update = tf.function(self._update, jit_compile=jit_compile)
+
+    def _update(self, sample):
+        c = self._config
+        data = sample.data
+        observation, next_observation = data['observation'], data['next_observation']
+        target = self.target_network
+        q_target_tn = target.critic(next_observation, target.policy(next_observation))
+        targets = value_learning.dpg_critic_targets(q_target_tn, data['reward'],
+                                                    data['discount'])
+        weights = _weights(sample.info, c.importance_sampling_exponent)
+        critic, policy = self.network.critic, self.network.policy
+        with tf.GradientTape() as tape:
+            q = critic(observation, data['action'])
+            td_errors = targets - q
+            critic_loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
+        self.critic_optimizer.apply(tape.gradient(critic_loss, critic.trainable_variables),
+                                    critic.trainable_variables)
+        # Sec. 3.2: ascend q(S_t, pi(S_t; phi); psi); appendix D clips the gradient that
+        # updates the actor element-wise (assumption: unweighted by importance weights).
+        with tf.GradientTape() as tape:
+            policy_loss = -tf.reduce_mean(critic(observation, policy(observation)))
+        gradients = tape.gradient(policy_loss, policy.trainable_variables)
+        gradients = [tf.clip_by_value(g, -c.actor_gradient_clip, c.actor_gradient_clip)
+                     for g in gradients]
+        self.policy_optimizer.apply(gradients, policy.trainable_variables)
+        self.step.assign_add(1)
+        if self.step % c.target_update_period == 0:
+            _copy(self.network, self.target_network)
+        return {'loss': critic_loss, 'critic_loss': critic_loss, 'policy_loss': policy_loss,
+                'mean_q': tf.reduce_mean(q),
+                'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
+                'keys': sample.info.key,
+                'priorities': replay.priorities_from_td_errors(td_errors)}

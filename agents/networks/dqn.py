@@ -1,0 +1,29 @@
+"""The dueling Q network of Ape-X DQN (appendix C: "the same network as in the Dueling DDQN
+agent", Wang et al., 2016, sec. 4.2): the DQN convolutions, then value and advantage streams of
+512 units, combined as Q(s, a) = V(s) + A(s, a) - mean_a' A(s, a')."""
+import sonnet as snt
+import tensorflow as tf
+
+from agents.networks import impala
+
+
+class DuelingQNetwork(snt.Module):
+    """[N, 84, 84, 4] uint8 frames -> [N, A] action values."""
+
+    def __init__(self, num_actions: int, name='dueling_q_network'):
+        super().__init__(name=name)
+        # Conv 32 8x8/4, 64 4x4/2, 64 3x3/1, ReLUs (Mnih et al., 2015).
+        self._torso = snt.Sequential([
+            snt.Conv2D(32, 8, stride=4, padding='VALID'), tf.nn.relu,
+            snt.Conv2D(64, 4, stride=2, padding='VALID'), tf.nn.relu,
+            snt.Conv2D(64, 3, stride=1, padding='VALID'), tf.nn.relu,
+            snt.Flatten()])
+        self._value = snt.Sequential([snt.Linear(512), tf.nn.relu, snt.Linear(1)])
+        self._advantage = snt.Sequential([snt.Linear(512), tf.nn.relu,
+                                          snt.Linear(num_actions)])
+
+    def __call__(self, observation):
+        x = self._torso(impala.frames_to_float(observation))
+        advantage = self._advantage(x)
+        value = self._value(x)
+        return value + advantage - tf.reduce_mean(advantage, axis=1, keepdims=True)

@@ -1,0 +1,80 @@
+"""Ape-X DQN on Atari and Ape-X DPG on dm_control, in one process on a real Reverb server:
+actors write prioritized N-step transitions, the learner trains, writes priorities back and
+counts the actors' frames."""
+import csv
+import os
+
+import numpy as np
+import pytest
+import reverb
+
+from agents.apex import acting
+from agents.apex import builder as builder_lib
+from agents.apex import config as apex_config
+from reverb_tables import tables
+
+STEPS = 20
+
+
+def _priorities(client, draws=400):
+    """key -> priority of the items a few hundred samples reach."""
+    return {int(s.info.key): float(s.info.priority)
+            for s in client.sample(tables.PRIORITIZED, draws, emit_timesteps=False)}
+
+
+def _train(builder, run_dir):
+    server = reverb.Server(builder.tables())
+    address = f'localhost:{server.port}'
+    client = reverb.Client(address)
+    learner = builder.learner(address, run_dir)
+    actor = builder.actor(0, address, run_dir)
+    learner._pusher.push(0)   # pylint: disable=protected-access  (as Learner.run does first)
+    actor.run(num_steps=100)
+    inserted = client.server_info()[tables.PRIORITIZED].current_size
+    before = _priorities(client)
+    learner.run(max_steps=STEPS)
+    after = _priorities(client)
+    with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
+        rows = list(csv.DictReader(f))
+    server.stop()
+    return learner, inserted, before, after, rows
+
+
+def _check_training(builder, learner, inserted, before, after, rows):
+    c = builder.config
+    # 100 batched steps of 2 envs, less the last N steps of each open episode and what waits
+    # in the adders' local buffers for a full batch.
+    assert inserted >= 2 * (100 - c.n_step - (c.transition_batch_size - 1))
+    assert int(learner._step.numpy()) == STEPS   # pylint: disable=protected-access
+    # Frames are the actors' environment frames (transitions x action repeat), not samples.
+    assert int(learner._frames.numpy()) == inserted * c.action_repeat  # pylint: disable=protected-access
+    losses = [float(row['loss']) for row in rows]
+    assert all(np.isfinite(losses)) and len(set(losses)) > 1
+    common = set(before) & set(after)
+    changed = [k for k in common if abs(before[k] - after[k]) > 1e-6]
+    assert len(changed) >= 10, 'the learner wrote new priorities back'
+
+
+def test_apex_dqn_trains_on_atari(tmp_path):
+    c = apex_config.tiny(apex_config.atari_dqn())
+    c.update(game='pong', noop_max=3, max_episode_frames=300)
+    builder = builder_lib.ApexDQNAtariBuilder(c)
+    learner, *results = _train(builder, str(tmp_path))
+    _check_training(builder, learner, *results)
+    # The target network was copied at step 20 (period 5) and only then.
+    state = learner._checkpoint.checkpoint.learner  # pylint: disable=protected-access
+    for online, target in zip(state.network.variables, state.target_network.variables):
+        np.testing.assert_array_equal(online.numpy(), target.numpy())
+
+
+def test_apex_dpg_trains_on_control(tmp_path):
+    c = apex_config.tiny(apex_config.control_dpg())
+    c.task = 'cartpole_swingup'
+    builder = builder_lib.ApexDPGControlBuilder(c)
+    _check_training(builder, *_train(builder, str(tmp_path)))
+
+
+def test_actor_epsilons_follow_sec_4_1():
+    eps = acting.actor_epsilons(8, 0.4, 7.0)
+    assert eps[0] == pytest.approx(0.4) and eps[-1] == pytest.approx(0.4 ** 8)
+    np.testing.assert_allclose(eps, [0.4 ** (1 + 7 * i / 7) for i in range(8)])
