@@ -18,6 +18,13 @@ def _smooth(returns):
     return (cumulative[ends] - cumulative[ends - window]) / window
 
 
+def _off_scale(score, returns):
+    """True when `score` lies more than twice our returns' range beyond them."""
+    low, high = float(np.min(returns)), float(np.max(returns))
+    span = max(high - low, 1.0)
+    return not low - 2 * span <= score <= high + 2 * span
+
+
 def learning_curves(curves, path, paper_label):
     """Write a PNG with one panel per curve.
 
@@ -34,9 +41,12 @@ def learning_curves(curves, path, paper_label):
                     label=f'ours (mean of {SMOOTHING_EPISODES} episodes)')
         else:
             ax.text(0.5, 0.5, 'no logs/episodes.csv', ha='center', transform=ax.transAxes)
-        if paper_score is not None:
+        if paper_score is not None and curve and _off_scale(paper_score, returns):
+            # A short run far below the paper: a line up there would flatten our curve.
+            title = f'{title}\n{paper_label}: {paper_score:g}, off this scale'
+        elif paper_score is not None:
             ax.axhline(paper_score, color='tab:red', linestyle='--', label=paper_label)
-        ax.set_title(title)
+        ax.set_title(title, fontsize='medium')
         ax.set_xlabel('environment frames')
         ax.set_ylabel('episode return')
         if ax.get_legend_handles_labels()[0]:
