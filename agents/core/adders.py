@@ -43,6 +43,8 @@ class SequenceAdder:
             self._writer.flush(block_until_num_items=self._max_in_flight)
 
     def close(self) -> None:
+        """Sends every pending item, then closes the stream."""
+        self._writer.flush()
         self._writer.close()
 
 
