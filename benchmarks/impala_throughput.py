@@ -9,6 +9,12 @@ limit = cores / (1/a + 1/b + 1/c), the frames/s this machine could reach if the 
 Python and idle cores cost nothing; (d) end-to-end frames/s of a local run (the learner's
 consumption rate once warm). Prints all five and `ratio=<d / limit>`.
 Each part runs in its own process so that its thread settings hold.
+
+  python -m benchmarks.impala_throughput --components
+
+instead prints the learner update's frames/s with and without XLA (jit_compile) for both
+networks at the paper's batch (32 x 20) and the quick preset's, and the actor's inference
+steps/s with and without XLA at the batch the actors use.
 """
 import csv
 import json
@@ -28,6 +34,7 @@ _TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
 _PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-end run.')
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
+_COMPONENTS = flags.DEFINE_bool('components', False, 'XLA on/off figures per component.')
 _PART = flags.DEFINE_string('part', None, 'Internal: run one part and print JSON.')
 _JIT = flags.DEFINE_bool('jit', False, 'Internal: XLA for the part.')
 _BATCH = flags.DEFINE_integer('batch', None, 'Internal: batch size for the part.')
@@ -120,13 +127,32 @@ def end_to_end(config_overrides):
     return {'fps': fps, 'wall_s': time.time() - start}
 
 
-def _run_part(part, **kwargs):
+def _run_part(part, torso=None, **kwargs):
     argv = [sys.executable, '-m', 'benchmarks.impala_throughput', f'--part={part}',
-            f'--game={_GAME.value}', f'--torso={_TORSO.value}', f'--preset={_PRESET.value}',
-            f'--seconds={_SECONDS.value}'] + [f'--{k}={v}' for k, v in kwargs.items()]
+            f'--game={_GAME.value}', f'--torso={torso or _TORSO.value}',
+            f'--preset={_PRESET.value}', f'--seconds={_SECONDS.value}']
+    argv += [f'--{k}={v}' for k, v in kwargs.items()]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def components():
+    """Learner and inference speed with and without XLA, for both networks."""
+    config = _config()
+    print(f'game={_GAME.value} cores={os.cpu_count()} (learner uses all cores, inference one)')
+    for torso in ('shallow', 'deep'):
+        for batch in sorted({32, config.batch_size}, reverse=True):
+            fps = {jit: _run_part('learner', torso, jit=jit, batch=batch)['fps']
+                   for jit in (False, True)}
+            print(f'learner {torso:7s} batch {batch}x{config.unroll_length}: '
+                  f'{fps[False]:8,.0f} frames/s without XLA, {fps[True]:8,.0f} with XLA '
+                  f'(x{fps[True] / fps[False]:.2f})', flush=True)
+        steps = {jit: _run_part('inference', torso, jit=jit)['steps_per_second']
+                 for jit in (False, True)}
+        print(f'inference {torso:7s} batch {config.envs_per_actor}: '
+              f'{steps[False]:8,.0f} steps/s without XLA, {steps[True]:8,.0f} with XLA '
+              f'(x{steps[True] / steps[False]:.2f})', flush=True)
 
 
 def main(argv):
@@ -135,6 +161,9 @@ def main(argv):
         parts = {'emulator': part_emulator, 'inference': part_inference,
                  'learner': part_learner}
         print(json.dumps(parts[_PART.value](_config())))
+        return
+    if _COMPONENTS.value:
+        components()
         return
     cores = os.cpu_count()
     config = _config()
