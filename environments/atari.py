@@ -32,6 +32,7 @@ since V-trace must bootstrap through it; the next reset is real. Every real rese
 a uniform number in [1, `noop_max`] of single-frame no-ops, whose rewards are dropped.
 """
 import collections
+import functools
 
 import cv2
 import dm_env
@@ -205,3 +206,27 @@ def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
                         noop_max=evaluation.noop_max,
                         max_episode_frames=evaluation.max_episode_frames)
     return AtariEnvironment(config.game, seed=seed, **settings)
+
+
+class AtariExperiment:
+    """The Atari side of an experiment's builder: its environments and their shapes."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def environment(self, seed: int, *, evaluation=None) -> AtariEnvironment:
+        """A training environment, or one set up by an evaluation protocol."""
+        return from_config(self.config, seed, evaluation)
+
+    @functools.cached_property
+    def num_actions(self) -> int:
+        env = self.environment(seed=0)
+        try:
+            return env.num_actions
+        finally:
+            env.close()
+
+    @property
+    def observation_shape(self) -> tuple[int, int, int]:
+        c = self.config
+        return (c.screen_size, c.screen_size, c.frame_stack)

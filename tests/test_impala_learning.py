@@ -1,5 +1,4 @@
 """The IMPALA loss on unrolls that cross episode ends, and the learner update itself."""
-import ml_collections
 import numpy as np
 import pytest
 import tensorflow as tf

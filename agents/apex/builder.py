@@ -80,26 +80,10 @@ class _ApexBuilder:
             log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.csv'))
 
 
-class ApexDQNAtariBuilder(_ApexBuilder):
+class ApexDQNAtariBuilder(_ApexBuilder, atari.AtariExperiment):
     """Ape-X DQN on one Atari game."""
 
     learning_class = learning.ApexDQNLearning
-
-    def environment(self, seed: int, *, evaluation=None) -> atari.AtariEnvironment:
-        return atari.from_config(self.config, seed, evaluation)
-
-    @functools.cached_property
-    def num_actions(self) -> int:
-        env = self.environment(seed=0)
-        try:
-            return env.num_actions
-        finally:
-            env.close()
-
-    @property
-    def observation_shape(self):
-        c = self.config
-        return (c.screen_size, c.screen_size, c.frame_stack)
 
     def network(self) -> snt.Module:
         network = dqn.DuelingQNetwork(self.num_actions)

@@ -1,8 +1,6 @@
 """Wires an IMPALA Atari config into the shared roles: tables, learner, actors, evaluation."""
-import functools
 import os
 
-import ml_collections
 import reverb
 import sonnet as snt
 import tensorflow as tf
@@ -28,28 +26,8 @@ def resolve_jit(setting) -> bool:
     return bool(setting)
 
 
-class ImpalaAtariBuilder:
+class ImpalaAtariBuilder(atari.AtariExperiment):
     """Everything an IMPALA Atari role needs, built from one config."""
-
-    def __init__(self, config: ml_collections.ConfigDict):
-        self.config = config
-
-    def environment(self, seed: int, *, evaluation=None) -> atari.AtariEnvironment:
-        """A training environment, or one set up by an evaluation protocol."""
-        return atari.from_config(self.config, seed, evaluation)
-
-    @functools.cached_property
-    def num_actions(self) -> int:
-        env = self.environment(seed=0)
-        try:
-            return env.num_actions
-        finally:
-            env.close()
-
-    @property
-    def observation_shape(self):
-        c = self.config
-        return (c.screen_size, c.screen_size, c.frame_stack)
 
     def network(self) -> snt.Module:
         """The feed-forward Atari network of appendix G, with its variables created."""
