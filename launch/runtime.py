@@ -32,10 +32,27 @@ class LaunchError(Exception):
     """A one-line, user-facing reason why the run cannot go on."""
 
 
-def serve_replay(tables: Sequence[reverb.Table], port: int) -> None:
-    server = reverb.Server(list(tables), port=port)
+def serve_replay(tables: Sequence[reverb.Table], port: int,
+                 checkpoint_dir: str | None = None) -> None:
+    """Serves `tables`; with `checkpoint_dir`, restores the newest Reverb checkpoint there first
+    and writes one there on each `reverb.Client.checkpoint()`."""
+    checkpointer = (reverb.checkpointers.DefaultCheckpointer(path=checkpoint_dir)
+                    if checkpoint_dir else None)
+    server = reverb.Server(list(tables), port=port, checkpointer=checkpointer)
     print(f'[replay] serving {", ".join(t.name for t in tables)} on port {port}', flush=True)
+    if checkpoint_dir:
+        info = reverb.Client(f'localhost:{port}').server_info()
+        sizes = ' '.join(f'{t.name}={info[t.name].current_size}' for t in tables)
+        print(f'[replay] checkpoints in {checkpoint_dir}; items restored: {sizes}', flush=True)
     server.wait()
+
+
+def replay_checkpoint_dir(builder, run_dir: str) -> str | None:
+    """Where the replay server checkpoints, for builders whose tables must survive a restart
+    (`builder.replay_checkpointing`); None for the others."""
+    if getattr(builder, 'replay_checkpointing', False):
+        return os.path.join(run_dir, 'replay_checkpoints')
+    return None
 
 
 def wait_for_replay(address: str, timeout_s: float = 60.0) -> None:
@@ -185,7 +202,8 @@ def run_role(*, module: str, builder, config, run_dir: str, role: str,
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
     if role == 'replay':
-        serve_replay(builder.tables(), port=int(replay_address.rsplit(':', 1)[1]))
+        serve_replay(builder.tables(), port=int(replay_address.rsplit(':', 1)[1]),
+                     checkpoint_dir=replay_checkpoint_dir(builder, run_dir))
         return
     wait_for_replay(replay_address, replay_wait_s)
     if role == 'learner':

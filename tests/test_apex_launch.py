@@ -1,10 +1,18 @@
 """The Ape-X launchers end to end: real processes, a real Reverb server, real dm_control."""
 import csv
 import os
+import signal
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import reverb
+
+from launch_processes import ENV
+from launch_processes import ROOT
+from launch_processes import checkpoint_frames
+from launch_processes import children
+from launch_processes import wait_for
+from reverb_tables import tables
 
 
 def test_launcher_runs_a_tiny_dpg_experiment(tmp_path):
@@ -31,3 +39,51 @@ def test_unknown_task_is_a_one_line_error(tmp_path):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         "error: unknown dm_control task 'cartpole_swingupp'"), result.stderr
+
+
+def _replay_size(run_dir):
+    """Items in the prioritized table of the run's live replay server."""
+    (replay,) = children(run_dir, 'replay')
+    (address,) = [a.split('=', 1)[1] for a in replay.info['cmdline']
+                  if a.startswith('--replay_address=')]
+    return reverb.Client(address).server_info()[tables.PRIORITIZED].current_size
+
+
+def test_learner_and_run_resume_with_replay_intact(tmp_path):
+    """Issue 4: a killed learner resumes from its checkpoint; a stopped run restores replay."""
+    run_dir = str(tmp_path / 'run')
+    program = [sys.executable, '-m', 'launch.apex_dpg_control', '--task=cartpole_swingup',
+               '--preset=tiny', f'--run_dir={run_dir}', '--config.checkpoint_interval_s=2']
+    replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')
+    launcher = subprocess.Popen(program + ['--config.total_frames=10000000'], cwd=ROOT, env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: checkpoint_frames(run_dir) > 0 and os.listdir(replay_checkpoints),
+                 'a learner and a replay checkpoint')
+        killed_at = checkpoint_frames(run_dir)
+        for learner in children(run_dir, 'learner'):
+            learner.send_signal(signal.SIGKILL)
+        wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
+        size_before_stop = _replay_size(run_dir)
+        launcher.send_signal(signal.SIGINT)
+        output, _ = launcher.communicate(timeout=120)
+    finally:
+        launcher.kill()
+    assert 'learner exited with code -9; restarting it, resuming' in output, output
+    resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
+               if line.startswith('[learner] resumed from')]
+    assert resumed and resumed[0] >= killed_at > 0, output
+    assert not children(run_dir, 'replay')
+
+    # The same command with a larger budget: the learner resumes at its last checkpoint and the
+    # replay server starts with the table it checkpointed with it, not empty.
+    stopped_at = checkpoint_frames(run_dir)
+    more = subprocess.run(program + [f'--config.total_frames={stopped_at + 200}'], cwd=ROOT,
+                          env=ENV, capture_output=True, text=True, timeout=240)
+    assert more.returncode == 0, more.stdout + more.stderr
+    assert f'at frame {stopped_at:,}' in more.stdout, more.stdout
+    with open(os.path.join(run_dir, 'logs', 'replay.log')) as f:
+        restored = [line for line in f if line.startswith('[replay] checkpoints in')]
+    assert len(restored) == 2, restored
+    size = int(restored[1].split(f' {tables.PRIORITIZED}=', 1)[1].split()[0])
+    assert size >= size_before_stop > 0, restored

@@ -9,14 +9,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
-import psutil
 import pytest
 import tensorflow as tf
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+from launch_processes import ENV
+from launch_processes import ROOT
+from launch_processes import checkpoint_frames
+from launch_processes import children
+from launch_processes import wait_for
 
 
 def _program(*args):
@@ -51,28 +52,9 @@ def test_missing_replay_server_gives_one_line_error(tmp_path):
         'error: no replay server answers at localhost:1')
 
 
-def _children(run_dir, role):
-    flag = f'--run_dir={run_dir}'
-    return [p for p in psutil.process_iter(['cmdline'])
-            if p.info['cmdline'] and flag in p.info['cmdline']
-            and f'--role={role}' in p.info['cmdline']]
-
-
-def _wait_for(predicate, what, timeout=240):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f'timed out waiting for {what}'
-        time.sleep(0.5)
-
-
 def _read_csv(path):
     with open(path) as f:
         return list(csv.DictReader(f))
-
-
-def _checkpoint_frames(run_dir):
-    path = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
-    return int(path.rsplit('-', 1)[1]) if path else 0
 
 
 def _network_weights(run_dir, which):
@@ -92,14 +74,14 @@ def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
                  f'--config.total_frames={total}', '--config.checkpoint_interval_s=2'),
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_for(lambda: _checkpoint_frames(run_dir) > 0, 'a first checkpoint')
+        wait_for(lambda: checkpoint_frames(run_dir) > 0, 'a first checkpoint')
         first_weights = _network_weights(run_dir, 0)
-        for actor in _children(run_dir, 'actor'):
+        for actor in children(run_dir, 'actor'):
             actor.send_signal(signal.SIGKILL)
-        _wait_for(lambda: _checkpoint_frames(run_dir) > 2_000 and _children(run_dir, 'actor'),
-                  'training to go on with a restarted actor')
-        killed_at = _checkpoint_frames(run_dir)
-        for learner in _children(run_dir, 'learner'):
+        wait_for(lambda: checkpoint_frames(run_dir) > 2_000 and children(run_dir, 'actor'),
+                 'training to go on with a restarted actor')
+        killed_at = checkpoint_frames(run_dir)
+        for learner in children(run_dir, 'learner'):
             learner.send_signal(signal.SIGKILL)
         output, _ = launcher.communicate(timeout=400)
     finally:
@@ -145,15 +127,16 @@ def test_ctrl_c_checkpoints_and_stops_every_process(stop_signal, tmp_path):
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
-        _wait_for(lambda: os.path.exists(learner_csv) and len(_read_csv(learner_csv)) > 3,
-                  'the learner to train')
+        wait_for(lambda: os.path.exists(learner_csv) and len(_read_csv(learner_csv)) > 3,
+                 'the learner to train')
         launcher.send_signal(stop_signal)
         output, _ = launcher.communicate(timeout=120)
     finally:
         launcher.kill()
     assert f'resume with the same command and --run_dir={run_dir}' in output
-    assert not _children(run_dir, 'learner') and not _children(run_dir, 'actor')
-    assert not _children(run_dir, 'replay')
+    assert not children(run_dir, 'learner') and not children(run_dir, 'actor')
+    assert not children(run_dir, 'replay')
+    assert not os.path.exists(os.path.join(run_dir, 'replay_checkpoints'))   # a queue: none
     # The learner saved on its way out: its checkpoint is at least as new as its last log row.
     last_logged = int(_read_csv(learner_csv)[-1]['frames'])
-    assert _checkpoint_frames(run_dir) >= last_logged > 0
+    assert checkpoint_frames(run_dir) >= last_logged > 0

@@ -27,6 +27,8 @@ class _ApexBuilder:
     """What both Ape-X agents share; subclasses give the environment, networks and policies."""
 
     learning_class = None
+    # The prioritized replay (sec. 3) survives a restart: the learner checkpoints it with itself.
+    replay_checkpointing = True
 
     def __init__(self, config: ml_collections.ConfigDict):
         self.config = config
@@ -58,7 +60,8 @@ class _ApexBuilder:
             client=client, run_dir=run_dir, total_frames=c.total_frames,
             checkpoint_interval_s=c.checkpoint_interval_s, log_interval_s=c.log_interval_s,
             after_update=learning.ReplayFeedback(client, tables.PRIORITIZED, state.frames,
-                                                 frames_per_transition=c.action_repeat))
+                                                 frames_per_transition=c.action_repeat),
+            on_checkpoint=client.checkpoint)
 
     def actor(self, actor_id: int, replay_address: str, run_dir: str) -> actor_lib.Actor:
         c = self.config

@@ -42,7 +42,8 @@ class Learner:
     the agent counts frames by what it learns from) and returns scalar metrics. With
     `after_update`, the update's outputs go through it first, outside the graph, and what it
     returns is logged: Ape-X writes new priorities back to replay there and counts the frames
-    its actors generated.
+    its actors generated. `on_checkpoint` runs after each checkpoint is saved: Ape-X checkpoints
+    its replay server there, so that learner and replay are saved together.
     """
 
     def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
@@ -51,7 +52,7 @@ class Learner:
                  run_dir: str, total_frames: int, checkpoint_interval_s: float,
                  log_interval_s: float, push_interval_steps: int = 1,
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
-                 | None = None):
+                 | None = None, on_checkpoint: Callable[[], Any] | None = None):
         self._update = update
         self._after_update = after_update
         self._iterator = iterator
@@ -65,6 +66,7 @@ class Learner:
             tf.train.Checkpoint(learner=state), os.path.join(run_dir, 'checkpoints'),
             max_to_keep=3)
         self._checkpoint_interval = checkpoint_interval_s
+        self._on_checkpoint = on_checkpoint
         self._log_interval = log_interval_s
         logs = os.path.join(run_dir, 'logs')
         self._learner_csv = run_logging.CsvLogger(os.path.join(logs, 'learner.csv'))
@@ -133,6 +135,8 @@ class Learner:
 
     def _save(self) -> None:
         self._checkpoint.save(checkpoint_number=int(self._frames.numpy()))
+        if self._on_checkpoint:
+            self._on_checkpoint()
 
     def _request_stop(self, signum, frame) -> None:
         del signum, frame

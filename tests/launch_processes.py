@@ -1,0 +1,30 @@
+"""What the launcher tests share: finding a run's role processes and waiting on its files."""
+import os
+import time
+
+import psutil
+import tensorflow as tf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+
+
+def children(run_dir, role):
+    """The live processes of `role` in the run at `run_dir`."""
+    flag = f'--run_dir={run_dir}'
+    return [p for p in psutil.process_iter(['cmdline'])
+            if p.info['cmdline'] and flag in p.info['cmdline']
+            and f'--role={role}' in p.info['cmdline']]
+
+
+def wait_for(predicate, what, timeout=240):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f'timed out waiting for {what}'
+        time.sleep(0.5)
+
+
+def checkpoint_frames(run_dir):
+    """The frame count of the learner's newest checkpoint; 0 before the first."""
+    path = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
+    return int(path.rsplit('-', 1)[1]) if path else 0
