@@ -1,7 +1,7 @@
 """Reading a run directory written by the launcher and `launch/evaluate.py`.
 
 RUN_DIR/config.json        the run's config: "experiment", "game", "total_frames", "torso", ...
-RUN_DIR/logs/episodes.csv  frames,wall_time,actor,episode_return,episode_frames (training curve)
+RUN_DIR/logs/episodes.csv  frames,wall_time,actor,env,episode_return,episode_frames (training curve)
 RUN_DIR/evaluation.csv     game,protocol,checkpoint_frames,episode,score,episode_frames
 """
 import csv
@@ -53,10 +53,22 @@ def _evaluations(path, checkpoint_frames):
     return tuple(chosen.values())
 
 
-def _curve(path):
+def _greediest(config):
+    """(actor, env) of Ape-X DQN's greediest actor, whose curve the paper plots (sec. 4.1:
+    epsilon_i falls with i, so the last environment of the last actor process); else None."""
+    if config.get('experiment') != 'apex_dqn_atari':
+        return None
+    return str(config['num_actors'] - 1), str(config['envs_per_actor'] - 1)
+
+
+def _curve(path, config):
     if not path.exists():
         return ()
-    return tuple((float(row['frames']), float(row['episode_return'])) for row in _read_csv(path))
+    rows = _read_csv(path)
+    greediest = _greediest(config)
+    if greediest and rows and 'env' in rows[0]:
+        rows = [row for row in rows if (row['actor'], row['env']) == greediest]
+    return tuple((float(row['frames']), float(row['episode_return'])) for row in rows)
 
 
 def read_run(run_dir, checkpoint_frames=None):
@@ -73,4 +85,4 @@ def read_run(run_dir, checkpoint_frames=None):
     if not evaluations:
         at = f' at checkpoint_frames={checkpoint_frames}' if checkpoint_frames is not None else ''
         raise ValueError(f'{path}: evaluation.csv has no evaluation{at}')
-    return Run(path, config, evaluations, _curve(path / 'logs' / 'episodes.csv'))
+    return Run(path, config, evaluations, _curve(path / 'logs' / 'episodes.csv', config))

@@ -16,6 +16,7 @@ EPISODE_STATS = 'episode_stats'
 # What each actor reports when a whole game ends (raw score, not the clipped training reward).
 EPISODE_STATS_SIGNATURE = {
     'actor': tf.TensorSpec([], tf.int32),
+    'env': tf.TensorSpec([], tf.int32),          # the environment's index in its actor
     'episode_return': tf.TensorSpec([], tf.float32),
     'episode_frames': tf.TensorSpec([], tf.int64),
 }

@@ -95,6 +95,21 @@ def test_read_run_takes_the_latest_checkpoint(tmp_path):
     assert earlier.mean_score == 2.0
 
 
+def test_apex_curve_is_the_greediest_actors(tmp_path):
+    """Ape-X DQN's curve comes from its greediest environment: the last of the last actor."""
+    path = _run_dir(tmp_path, 'pong', 'pong', [('apex_atari_noop', 1_000, [1.0])])
+    (path / 'config.json').write_text(json.dumps({
+        'experiment': 'apex_dqn_atari', 'game': 'pong', 'total_frames': 10_000,
+        'num_actors': 2, 'envs_per_actor': 3}))
+    (path / 'logs' / 'episodes.csv').write_text(
+        'frames,wall_time,actor,env,episode_return,episode_frames\n'
+        + ''.join(f'{10 * (3 * a + e)},0,{a},{e},{3 * a + e},100\n'
+                  for a in range(2) for e in range(3)))
+    assert runs.read_run(path).curve == ((50.0, 5.0),)
+    impala = _run_dir(tmp_path, 'impala', 'pong', [('impala_atari_noop', 1_000, [1.0])])
+    assert len(runs.read_run(impala).curve) == 249   # every actor's games
+
+
 def test_run_dir_without_evaluation_is_a_one_line_error(tmp_path):
     (tmp_path / 'run').mkdir()
     with pytest.raises(ValueError, match='no evaluation.csv'):

@@ -75,7 +75,8 @@ def test_episode_stats_are_drained_once(server):
     reader = learner.EpisodeStatsReader(client)
     assert reader.drain() == []
     for actor, score in [(0, 21.0), (1, -3.0)]:
-        client.insert({'actor': np.int32(actor), 'episode_return': np.float32(score),
+        client.insert({'actor': np.int32(actor), 'env': np.int32(0),
+                       'episode_return': np.float32(score),
                        'episode_frames': np.int64(400)},
                       priorities={tables.EPISODE_STATS: 1.0})
     games = reader.drain()

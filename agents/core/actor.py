@@ -90,7 +90,7 @@ class Actor:
                     if ts.discount > 0:
                         self._adders[k].add(_bootstrap_step(ts.observation, step))
                     if getattr(env, 'game_over', True):
-                        self._report_game(returns[k], lengths[k])
+                        self._report_game(k, returns[k], lengths[k])
                         returns[k], lengths[k] = 0.0, 0
                     ts = env.reset()
                 timesteps[k] = ts
@@ -103,9 +103,10 @@ class Actor:
                                  'learner_step': self._parameters.learner_step})
                 log_time, log_steps = now, steps
 
-    def _report_game(self, episode_return: float, episode_frames: int) -> None:
+    def _report_game(self, env: int, episode_return: float, episode_frames: int) -> None:
         self._client.insert(
-            {'actor': np.int32(self._actor_id), 'episode_return': np.float32(episode_return),
+            {'actor': np.int32(self._actor_id), 'env': np.int32(env),
+             'episode_return': np.float32(episode_return),
              'episode_frames': np.int64(episode_frames)},
             priorities={tables.EPISODE_STATS: 1.0})
 

@@ -123,7 +123,7 @@ class Learner:
         for game in games:
             self._episodes_csv.write({
                 'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
-                'episode_return': game['episode_return'],
+                'env': game['env'], 'episode_return': game['episode_return'],
                 'episode_frames': game['episode_frames']})
         if games:
             returns = [game['episode_return'] for game in games]
