@@ -48,12 +48,12 @@ def _ratio(ours, paper):
     return '-' if paper is None or paper <= 0 else f'{ours / paper:.2f}'
 
 
-def _torso(all_runs):
-    torsos = {run.config.get('torso') for run in all_runs}
-    if len(torsos) > 1:
-        raise ValueError(f'the runs mix torsos {sorted(map(str, torsos))}; compare them '
-                         'separately')
-    return torsos.pop()
+def _one(all_runs, field, advice):
+    """The config `field` shared by all runs; a one-line ValueError when they differ."""
+    values = {run.config.get(field) for run in all_runs}
+    if len(values) > 1:
+        raise ValueError(f'the runs differ in {field}: {sorted(map(str, values))}; {advice}')
+    return values.pop()
 
 
 def _our_evaluations(all_runs, spec, paper):
@@ -190,20 +190,14 @@ def _paper_score_for(spec, paper, game):
         return None
 
 
-def _experiment(all_runs):
-    experiments = {run.config.get('experiment') for run in all_runs}
-    if len(experiments) > 1:
-        raise ValueError(f'the runs come from experiments {sorted(map(str, experiments))}; '
-                         'pass --paper and --table')
-    return experiments.pop()
-
-
 def build_report(run_dirs, paper_name=None, table_name=None, checkpoint_frames=None):
     """(Markdown text, curves for the plot, plot label) comparing `run_dirs` with the table."""
     all_runs = [runs.read_run(path, checkpoint_frames) for path in run_dirs]
     if paper_name is None or table_name is None:
-        paper_name, table_name = catalog.default_table(_experiment(all_runs))
-    spec = catalog.get_table(paper_name, table_name, _torso(all_runs))
+        paper_name, table_name = catalog.default_table(
+            _one(all_runs, 'experiment', 'pass --paper and --table'))
+    spec = catalog.get_table(paper_name, table_name,
+                             _one(all_runs, 'torso', 'compare them separately'))
     protocol = protocols.get_protocol(spec.protocol)
     paper, label = _paper_scores(spec)
     found, notes = _our_evaluations(all_runs, spec, paper)

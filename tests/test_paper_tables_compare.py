@@ -211,3 +211,10 @@ def test_no_default_table_for_an_unknown_experiment(tmp_path):
     (run_dir / 'config.json').write_text(json.dumps({'experiment': 'my_agent', 'game': 'pong'}))
     with pytest.raises(ValueError, match="no default paper table for experiment 'my_agent'"):
         compare.main_report([run_dir])
+
+
+def test_runs_of_different_torsos_are_a_one_line_error(tmp_path):
+    shallow = _run_dir(tmp_path, 'a', 'pong', [('impala_atari_noop', 1_000, [1.0])], 'shallow')
+    deep = _run_dir(tmp_path, 'b', 'breakout', [('impala_atari_noop', 1_000, [1.0])], 'deep')
+    with pytest.raises(ValueError, match=r"the runs differ in torso: \['deep', 'shallow'\]"):
+        compare.build_report([shallow, deep])

@@ -58,22 +58,34 @@ def _copy(source: snt.Module, target: snt.Module) -> None:
         t.assign(s)
 
 
-class ApexDQNLearning(tf.Module):
-    """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
+class _TargetNetworkLearning(tf.Module):
+    """What both Ape-X learners hold: the network, its target copy, counters; `update` is the
+    subclass's `_update`, compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(name='apex_dqn_learning')
+                 config: ml_collections.ConfigDict, jit_compile: bool, name: str):
+        super().__init__(name=name)
         self.network = network
         self.target_network = target_network
         _copy(network, target_network)
-        self.optimizer = optimizers.RMSPropTF1(
-            learning_rate=config.learning_rate, decay=config.rmsprop_decay,
-            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
         self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
         self._config = config
         self.update = tf.function(self._update, jit_compile=jit_compile)
+
+    def _update(self, sample):
+        raise NotImplementedError
+
+
+class ApexDQNLearning(_TargetNetworkLearning):
+    """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
+
+    def __init__(self, network: snt.Module, target_network: snt.Module,
+                 config: ml_collections.ConfigDict, jit_compile: bool):
+        super().__init__(network, target_network, config, jit_compile, 'apex_dqn_learning')
+        self.optimizer = optimizers.RMSPropTF1(
+            learning_rate=config.learning_rate, decay=config.rmsprop_decay,
+            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
 
     def _update(self, sample):
         """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
@@ -102,21 +114,14 @@ class ApexDQNLearning(tf.Module):
                 'priorities': replay.priorities_from_td_errors(td_errors)}
 
 
-class ApexDPGLearning(tf.Module):
+class ApexDPGLearning(_TargetNetworkLearning):
     """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(name='apex_dpg_learning')
-        self.network = network
-        self.target_network = target_network
-        _copy(network, target_network)
+        super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
         self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
-        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
-        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
-        self._config = config
-        self.update = tf.function(self._update, jit_compile=jit_compile)
 
     def _update(self, sample):
         c = self._config
