@@ -10,6 +10,10 @@ Python and idle cores cost nothing; (d) end-to-end frames/s of a local run (the 
 consumption rate once warm). Prints all five and `ratio=<d / limit>`.
 Each part runs in its own process so that its thread settings hold.
 
+  python -m benchmarks.impala_throughput --core=both
+
+instead prints (d) for the feed-forward net and figure 3's LSTM net, run back to back.
+
   python -m benchmarks.impala_throughput --components
 
 instead prints the learner update's frames/s with and without XLA (jit_compile) for both
@@ -31,6 +35,8 @@ from absl import flags
 
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
 _TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
+_CORE = flags.DEFINE_string('core', 'feed_forward', "feed_forward, lstm, or 'both': the "
+                            "end-to-end run of each, back to back, and their ratio.")
 _PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-end run.')
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
@@ -45,6 +51,7 @@ def _config(**overrides):
     c = impala_config.PRESETS[_PRESET.value](impala_config.atari_experts())
     c.game = _GAME.value
     c.torso = _TORSO.value
+    c.core = _CORE.value
     c.update(overrides)
     return c
 
@@ -78,31 +85,34 @@ def part_inference(config):
     from agents.impala import acting, builder  # pylint: disable=import-outside-toplevel
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
+    from agents.core import steps  # pylint: disable=import-outside-toplevel
     b = builder.ImpalaAtariBuilder(config)
     policy = acting.ImpalaPolicy(b.network(), jit_compile=_JIT.value)
     batch = _BATCH.value or config.envs_per_actor
-    observations = np.random.default_rng(0).integers(
-        0, 255, (batch, *b.observation_shape), dtype=np.uint8)
-    calls = _timed(lambda: policy.select_actions(observations), _SECONDS.value)
+    inputs = steps.PolicyInputs(
+        np.random.default_rng(0).integers(0, 255, (batch, *b.observation_shape), np.uint8),
+        np.zeros(batch, np.int32), np.zeros(batch, np.float32), np.zeros(batch, bool))
+    state = policy.initial_state(batch)
+    calls = _timed(lambda: policy.select_actions(inputs, state), _SECONDS.value)
     return {'steps_per_second': calls * batch, 'fps': calls * batch * config.action_repeat}
 
 
 def part_learner(config):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
+    from reverb_tables import tables  # pylint: disable=import-outside-toplevel
     if _BATCH.value:
         config.batch_size = _BATCH.value
     b = builder.ImpalaAtariBuilder(config)
     state = learning.ImpalaLearning(b.network(), config, jit_compile=_JIT.value)
     rng = np.random.default_rng(0)
-    B, T1, A = config.batch_size, config.unroll_length + 1, b.num_actions  # noqa: N806
-    batch = {
-        'observation': tf.constant(rng.integers(0, 255, (B, T1, *b.observation_shape),
-                                                dtype=np.uint8)),
-        'action': tf.constant(rng.integers(A, size=(B, T1)), tf.int32),
-        'reward': tf.constant(rng.normal(size=(B, T1)), tf.float32),
-        'discount': tf.ones((B, T1)), 'mask': tf.ones((B, T1)),
-        'behaviour_logits': tf.constant(rng.normal(size=(B, T1, A)), tf.float32)}
+    B, T1 = config.batch_size, config.unroll_length + 1  # noqa: N806
+    signature = tables.trajectory_signature(b.step_spec(), T1)
+    batch = tf.nest.map_structure(
+        lambda spec: tf.constant(
+            rng.integers(0, 2, (B, *spec.shape)).astype(spec.dtype.as_numpy_dtype)), signature)
+    batch['observation'] = tf.constant(
+        rng.integers(0, 255, (B, T1, *b.observation_shape), dtype=np.uint8))
     updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
     frames = updates * B * config.unroll_length * config.action_repeat
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
@@ -114,6 +124,7 @@ def end_to_end(config_overrides):
     argv = [sys.executable, '-m', 'launch.impala_atari', f'--game={_GAME.value}',
             f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
             f'--config.torso={_TORSO.value}', f'--config.total_frames={_FRAMES.value}',
+            f'--config.core={config_overrides.pop("core", _CORE.value)}',
             '--config.eval_episodes=1', '--config.log_interval_s=5']
     argv += [f'--config.{k}={v}' for k, v in config_overrides.items()]
     start = time.time()
@@ -129,7 +140,7 @@ def end_to_end(config_overrides):
 
 def _run_part(part, torso=None, **kwargs):
     argv = [sys.executable, '-m', 'benchmarks.impala_throughput', f'--part={part}',
-            f'--game={_GAME.value}', f'--torso={torso or _TORSO.value}',
+            f'--game={_GAME.value}', f'--torso={torso or _TORSO.value}', f'--core={_CORE.value}',
             f'--preset={_PRESET.value}', f'--seconds={_SECONDS.value}']
     argv += [f'--{k}={v}' for k, v in kwargs.items()]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
@@ -155,6 +166,16 @@ def components():
               f'(x{steps[True] / steps[False]:.2f})', flush=True)
 
 
+def cores():
+    """End-to-end frames/s of the feed-forward and the LSTM net, back to back."""
+    fps = {}
+    for core in ('feed_forward', 'lstm'):
+        fps[core] = end_to_end({'core': core})['fps']
+        print(f'(d) end_to_end_fps core={core} torso={_TORSO.value} preset={_PRESET.value}: '
+              f'{fps[core]:,.0f}', flush=True)
+    print(f'lstm/feed_forward={fps["lstm"] / fps["feed_forward"]:.2f}')
+
+
 def main(argv):
     del argv
     if _PART.value:
@@ -164,6 +185,9 @@ def main(argv):
         return
     if _COMPONENTS.value:
         components()
+        return
+    if _CORE.value == 'both':
+        cores()
         return
     cores = os.cpu_count()
     config = _config()

@@ -40,7 +40,7 @@ import numpy as np
 from ale_py import Action, ALEInterface, LoggerMode, roms
 from dm_env import specs
 
-from paper_tables.names import atari_rom_id
+from environments.names import atari_rom_id
 
 ALEInterface.setLoggerMode(LoggerMode.Error)    # No banner and ROM messages from every actor.
 
@@ -51,7 +51,7 @@ class AtariEnvironment(dm_env.Environment):
     Evaluation (table C.1, DQN's no-op starts): `life_loss_ends_episode=False`.
 
     Args:
-      game: any paper's spelling of one of the 57 games (`paper_tables.names.atari_rom_id`).
+      game: any paper's spelling of one of the 57 games (`environments.names.atari_rom_id`).
       seed: seeds the no-ops and the emulator; None for a random one.
       action_set: 'minimal', the game's own actions (single-game experts, appendix G), or
         'full', all 18 (the multi-task agent).

@@ -13,21 +13,16 @@ Re-running with the same --run_dir resumes from its last checkpoint. One role pe
 from absl import app
 from absl import flags
 
-from agents.apex import builder as builder_lib
-from agents.apex import config as apex_config
-from launch import configs
 from launch import program
 
 _TARGET = flags.DEFINE_string('task', None, 'Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).')
-_CONFIG = program.define_config(apex_config.control_dpg(), '--config.exploration_sigma=0.2')
+_CONFIG = program.define_config('apex_dpg_control', '--config.exploration_sigma=0.2')
 
 
 def main(argv):
     del argv
-    program.main(module=__spec__.name, paper_config=apex_config.control_dpg,
-                 presets=apex_config.PRESETS, config_flag=_CONFIG,
-                 target_flag=_TARGET, target_field='task', run_dir_prefix='apex_dpg',
-                 check=configs.check_apex, builder=builder_lib.ApexDPGControlBuilder)
+    program.main(module=__spec__.name, experiment='apex_dpg_control', config_flag=_CONFIG,
+                 target_flag=_TARGET)
 
 
 if __name__ == '__main__':

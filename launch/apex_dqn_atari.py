@@ -12,21 +12,16 @@ Re-running with the same --run_dir resumes from its last checkpoint. One role pe
 from absl import app
 from absl import flags
 
-from agents.apex import builder as builder_lib
-from agents.apex import config as apex_config
-from launch import configs
 from launch import program
 
 _TARGET = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
-_CONFIG = program.define_config(apex_config.atari_dqn(), '--config.batch_size=256')
+_CONFIG = program.define_config('apex_dqn_atari', '--config.batch_size=256')
 
 
 def main(argv):
     del argv
-    program.main(module=__spec__.name, paper_config=apex_config.atari_dqn,
-                 presets=apex_config.PRESETS, config_flag=_CONFIG,
-                 target_flag=_TARGET, target_field='game', run_dir_prefix='apex_dqn',
-                 check=configs.check_apex, builder=builder_lib.ApexDQNAtariBuilder)
+    program.main(module=__spec__.name, experiment='apex_dqn_atari', config_flag=_CONFIG,
+                 target_flag=_TARGET)
 
 
 if __name__ == '__main__':

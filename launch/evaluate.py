@@ -16,7 +16,9 @@ from absl import app
 from absl import flags
 
 from agents.core import logging as run_logging
+from agents.core import steps
 from launch import configs
+from launch import experiments
 from paper_tables import protocols
 
 EVALUATION_FILE = 'evaluation.csv'
@@ -24,14 +26,7 @@ EVALUATION_FILE = 'evaluation.csv'
 
 def builder_for(config):
     """The builder of the experiment that made the run."""
-    if config.experiment == 'impala_atari':
-        from agents.impala import builder  # pylint: disable=import-outside-toplevel
-        return builder.ImpalaAtariBuilder(config)
-    if config.experiment in ('apex_dqn_atari', 'apex_dpg_control'):
-        from agents.apex import builder  # pylint: disable=import-outside-toplevel
-        return (builder.ApexDQNAtariBuilder(config) if config.experiment == 'apex_dqn_atari'
-                else builder.ApexDPGControlBuilder(config))
-    raise configs.ConfigError(f'no evaluation for experiment {config.experiment!r}')
+    return experiments.get(config.experiment).builder(config)
 
 
 def restore_network(builder, run_dir: str, checkpoint: str | None = None):
@@ -51,6 +46,8 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     """(raw score, frames) of `episodes` whole games, up to `parallel` at once.
 
     Environment k plays episodes k, k + K, ... so that short episodes are not over-counted.
+    A recurrent policy carries its state through each episode and resets it at the next; the
+    policy runs on every environment each step, those done included, so states stay aligned.
     """
     if protocol.human_starts:
         raise configs.ConfigError(
@@ -60,15 +57,17 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     count = min(parallel, episodes)
     envs = [builder.environment(seed=seed + k, evaluation=protocol) for k in range(count)]
     quota = [len(range(k, episodes, count)) for k in range(count)]
-    timesteps = [env.reset() for env in envs]
+    inputs = steps.StepInputs([env.reset() for env in envs], builder.step_spec()['action'])
+    state = policy.initial_state(count)
     scores = np.zeros(count)
     lengths = np.zeros(count, np.int64)
     results = []
     while any(quota):
-        active = [k for k in range(count) if quota[k]]
-        observations = np.stack([timesteps[k].observation for k in active])
-        actions, _ = policy.select_actions(observations)
-        for k, action in zip(active, actions):
+        actions, _, state = policy.select_actions(inputs.batch(), state)
+        for k in range(count):
+            if not quota[k]:
+                continue
+            action = actions[k]
             if protocol.epsilon and np.random.random() < protocol.epsilon:
                 action = np.random.randint(envs[k].num_actions)
             ts = envs[k].step(action)
@@ -79,7 +78,7 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
                 scores[k], lengths[k] = 0.0, 0
                 quota[k] -= 1
                 ts = envs[k].reset()
-            timesteps[k] = ts
+            inputs.advance(k, action, ts)
     for env in envs:
         env.close()
     return results

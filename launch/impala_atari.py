@@ -12,21 +12,16 @@ Re-running with the same --run_dir resumes from its last checkpoint. One role pe
 from absl import app
 from absl import flags
 
-from agents.impala import builder as builder_lib
-from agents.impala import config as impala_config
-from launch import configs
 from launch import program
 
 _TARGET = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
-_CONFIG = program.define_config(impala_config.atari_experts(), '--config.learning_rate=3e-4')
+_CONFIG = program.define_config('impala_atari', '--config.learning_rate=3e-4')
 
 
 def main(argv):
     del argv
-    program.main(module=__spec__.name, paper_config=impala_config.atari_experts,
-                 presets=impala_config.PRESETS, config_flag=_CONFIG,
-                 target_flag=_TARGET, target_field='game', run_dir_prefix='impala',
-                 check=configs.check_atari, builder=builder_lib.ImpalaAtariBuilder)
+    program.main(module=__spec__.name, experiment='impala_atari', config_flag=_CONFIG,
+                 target_flag=_TARGET)
 
 
 if __name__ == '__main__':

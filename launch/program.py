@@ -1,16 +1,17 @@
 """What every experiment program shares: its role flags, config resolution, role dispatch.
 
-A program (launch/impala_atari.py, ...) defines only its `--config` (the paper config) and the
-flag naming what it trains on (`--game`, `--task`), then calls `main`.
+A program (launch/impala_atari.py, ...) names its experiment (launch/experiments.py), defines
+its `--config` (the paper config) and the flag naming what it trains on (`--game`, `--task`),
+then calls `main`.
 """
 import os
 import sys
-from typing import Callable
 
 from absl import flags
 from ml_collections import config_flags
 
 from launch import configs
+from launch import experiments
 from launch import runtime
 
 _PRESET = flags.DEFINE_string('preset', 'paper',
@@ -22,36 +23,40 @@ _ROLE = flags.DEFINE_enum('role', 'local', runtime.ROLES, 'Which role this proce
 _REPLAY_ADDRESS = flags.DEFINE_string('replay_address', None,
                                       'host:port of the replay server (roles other than local).')
 _ACTOR_ID = flags.DEFINE_integer('actor_id', 0, 'Index of this actor (--role=actor).')
+_LEARNER_ID = flags.DEFINE_integer('learner_id', 0,
+                                   'Which learner this learner or actor belongs to, with '
+                                   '--config.num_learners > 1.')
 _REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
                                     'How long a role waits for the replay server to answer.')
 
 
-def define_config(paper_config, example: str):
-    """`--config`, the paper config, overridable field by field (`example`)."""
+def define_config(experiment: str, example: str):
+    """`--config`, the experiment's paper config, overridable field by field (`example`)."""
     return config_flags.DEFINE_config_dict(
-        'config', paper_config, f'Overrides of the paper config, e.g. {example}.')
+        'config', experiments.get(experiment).paper_config(),
+        f'Overrides of the paper config, e.g. {example}.')
 
 
-def main(*, module: str, paper_config: Callable, presets, config_flag, target_flag,
-         target_field: str, run_dir_prefix: str, check: Callable, builder: Callable) -> None:
+def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     """Resolves the config and runs this process's role; one-line errors, exit code 2.
 
-    `target_flag` (e.g. --game) overrides the config's `target_field`; the default run
+    `target_flag` (e.g. --game) overrides the experiment's target field; the default run
     directory is runs/<run_dir_prefix>_<target>.
     """
-    target = target_flag.value or paper_config()[target_field]
-    run_dir = _RUN_DIR.value or os.path.join('runs', f'{run_dir_prefix}_{target}')
+    spec = experiments.get(experiment)
+    target = target_flag.value or spec.paper_config()[spec.target_field]
+    run_dir = _RUN_DIR.value or os.path.join('runs', f'{spec.run_dir_prefix}_{target}')
     try:
-        config = configs.resolve(paper_config=paper_config(), presets=presets,
+        config = configs.resolve(paper_config=spec.paper_config(), presets=spec.presets,
                                  preset=_PRESET.value, flag_config=config_flag.value,
                                  argv=sys.argv, run_dir=run_dir)
         if target_flag.value:
-            config[target_field] = target_flag.value
-        check(config)
-        runtime.run_role(module=module, builder=builder(config), config=config,
+            config[spec.target_field] = target_flag.value
+        spec.check(config)
+        runtime.run_role(module=module, builder=spec.builder(config), config=config,
                          run_dir=run_dir, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
-                         replay_wait_s=_REPLAY_WAIT_S.value)
+                         learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value)
     except (configs.ConfigError, runtime.LaunchError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)

@@ -1,11 +1,12 @@
-"""Roles, local multi-process launch, supervision and restarts (DESIGN.md, "Roles and scale").
+"""Roles, local multi-process launch, supervision and restarts (docs/architecture.md, "Roles").
 
 Every experiment program runs one of these roles:
-  local    (default) start replay, learner and actors as processes on this machine, restart a
-           dead actor or learner, evaluate when training ends, stop everything on Ctrl-C;
-  replay   the Reverb server with the experiment's tables;
-  learner  one learner, reading from --replay_address;
-  actor    one actor process (--actor_id), writing to --replay_address.
+  local    (default) start replay, learners and their actors as processes on this machine,
+           restart a dead actor or learner, evaluate when training ends, stop everything on
+           Ctrl-C;
+  replay   the Reverb server with the tables of every learner;
+  learner  one learner (--learner_id), reading from --replay_address;
+  actor    one actor process (--actor_id) of one learner, writing to --replay_address.
 The same program with --role and --replay_address=host:port spreads over many machines.
 """
 import ctypes
@@ -21,6 +22,8 @@ import portpicker
 import reverb
 from absl import logging
 
+from agents.core import builders
+from agents.core import learner as learner_lib
 from launch import configs
 from launch import evaluate
 
@@ -50,7 +53,7 @@ def serve_replay(tables: Sequence[reverb.Table], port: int,
 def replay_checkpoint_dir(builder, run_dir: str) -> str | None:
     """Where the replay server checkpoints, for builders whose tables must survive a restart
     (`builder.replay_checkpointing`); None for the others."""
-    if getattr(builder, 'replay_checkpointing', False):
+    if builder.replay_checkpointing:
         return os.path.join(run_dir, 'replay_checkpoints')
     return None
 
@@ -114,13 +117,48 @@ class _Process:
         return ''.join('    ' + line for line in tail)
 
 
-def launch_local(*, module: str, run_dir: str, num_actors: int,
+class _Learner:
+    """One learner's supervised processes: the learner and its actors."""
+
+    def __init__(self, learner_id: int, num_learners: int, num_actors: int, child):
+        self.id = learner_id
+        several = num_learners > 1
+        ids = [f'--learner_id={learner_id}']
+        self.name = f'learner_{learner_id}' if several else 'learner'
+        self.process = child('learner', self.name, console=True, extra=ids)
+        self.actors = [child('actor', f'actor_{learner_id}_{i}' if several else f'actor_{i}',
+                             extra=ids + [f'--actor_id={i}']) for i in range(num_actors)]
+        self.finished = False
+
+    def processes(self) -> list[_Process]:
+        return [self.process, *self.actors]
+
+    def supervise(self) -> None:
+        """Restarts a dead learner (it resumes) or actor; stops the actors once it is done."""
+        if self.finished:
+            return
+        code = self.process.poll()
+        if code == 0:
+            self.finished = True
+            for actor in self.actors:
+                actor.stop()
+            return
+        if code is not None:
+            _restart(self.process, code, 'resuming from its last checkpoint')
+        for actor in self.actors:
+            code = actor.poll()
+            if code is not None:
+                _restart(actor, code, 'training goes on')
+
+
+def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: int,
                  on_finished: Callable[[], None], poll_interval_s: float = 0.5) -> None:
-    """Runs replay, learner and `num_actors` actors of `module` as supervised processes.
+    """Runs replay, `num_learners` learners and `num_actors` actors per learner of `module` as
+    supervised processes.
 
     A dead actor is restarted; a learner that dies is restarted and resumes from its checkpoint;
-    when the learner finishes, the actors are stopped and `on_finished` runs (evaluation).
-    Ctrl-C stops every process (the learner checkpoints first) and says how to resume.
+    when a learner finishes, its actors are stopped; when all have, `on_finished` runs
+    (evaluation). Ctrl-C stops every process (learners checkpoint first) and says how to resume.
     """
     logs = os.path.join(run_dir, 'logs')
     os.makedirs(logs, exist_ok=True)
@@ -134,39 +172,30 @@ def launch_local(*, module: str, run_dir: str, num_actors: int,
 
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the run as cleanly as Ctrl-C
     replay = child('replay', 'replay')
-    processes = [replay]
+    learners = []
     try:
         wait_for_replay(address)
-        learner = child('learner', 'learner', console=True)
-        actors = [child('actor', f'actor_{i}', extra=[f'--actor_id={i}'])
-                  for i in range(num_actors)]
-        processes += [learner, *actors]
-        print(f'[launcher] replay at {address}, 1 learner, {num_actors} actors; '
-              f'logs in {logs}', flush=True)
-        while True:
+        learners = [_Learner(i, num_learners, num_actors, child) for i in range(num_learners)]
+        print(f'[launcher] replay at {address}, {num_learners} learner'
+              f'{"s" if num_learners > 1 else ""}, {num_actors} actors each; logs in {logs}',
+              flush=True)
+        while not all(learner.finished for learner in learners):
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
                 raise LaunchError(f'the replay server exited (code {replay.poll()}):\n'
                                   f'{replay.log_tail()}')
-            code = learner.poll()
-            if code == 0:
-                break
-            if code is not None:
-                _restart(learner, code, 'resuming from its last checkpoint')
-            for actor in actors:
-                code = actor.poll()
-                if code is not None:
-                    _restart(actor, code, 'training goes on')
-        for actor in actors:
-            actor.stop()
+            for learner in learners:
+                learner.supervise()
         on_finished()
     except KeyboardInterrupt:
         print(f'\n[launcher] stopping; resume with the same command and --run_dir={run_dir}',
               flush=True)
     finally:
-        # The learner first, while actors still feed it, so it can finish its step and save a
-        # checkpoint; then the actors; the replay server last.
-        for process in processes[1:] + processes[:1]:
+        # Learners first, while actors still feed them, so each can finish its step and save
+        # a checkpoint; then the actors; the replay server last.
+        for process in ([learner.process for learner in learners]
+                        + [actor for learner in learners for actor in learner.actors]
+                        + [replay]):
             process.stop()
 
 
@@ -191,23 +220,40 @@ def _restart(process: _Process, code: int, consequence: str) -> None:
     process.start()
 
 
-def run_role(*, module: str, builder, config, run_dir: str, role: str,
-             replay_address: str | None, actor_id: int, replay_wait_s: float) -> None:
+def run_role(*, module: str, builder: builders.Builder, config, run_dir: str, role: str,
+             replay_address: str | None, actor_id: int, learner_id: int,
+             replay_wait_s: float) -> None:
     """What an experiment program does for `role` with an already checked `config`."""
+    if not 0 <= learner_id < config.num_learners:
+        raise configs.ConfigError(f'--learner_id={learner_id} is out of range: this run has '
+                                  f'--config.num_learners={config.num_learners} (ids 0 to '
+                                  f'{config.num_learners - 1})')
+    if not 0 <= actor_id < config.num_actors:
+        raise configs.ConfigError(f'--actor_id={actor_id} is out of range: this run has '
+                                  f'--config.num_actors={config.num_actors} per learner')
     if role == 'local':
+        _lock = learner_lib.lock_directory(  # noqa: F841  (held until the run ends)
+            run_dir, 'run', 'wait for it to end, or choose another --run_dir')
         configs.save(config, run_dir)
-        launch_local(module=module, run_dir=run_dir, num_actors=config.num_actors,
-                     on_finished=lambda: evaluate.evaluate_and_report(run_dir))
+        learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
+                        for i in range(config.num_learners)]
+        launch_local(module=module, run_dir=run_dir, num_learners=config.num_learners,
+                     num_actors=config.num_actors,
+                     on_finished=lambda: [evaluate.evaluate_and_report(d) for d in learner_dirs])
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
     if role == 'replay':
-        serve_replay(builder.tables(), port=int(replay_address.rsplit(':', 1)[1]),
+        serve_replay(builders.replay_tables(builder, config.num_learners),
+                     port=int(replay_address.rsplit(':', 1)[1]),
                      checkpoint_dir=replay_checkpoint_dir(builder, run_dir))
         return
     wait_for_replay(replay_address, replay_wait_s)
     if role == 'learner':
+        learner = builders.make_learner(builder, replay_address, run_dir, learner_id)
         configs.save(config, run_dir)
-        builder.learner(replay_address, run_dir).run()
+        # Each learner directory is a run directory of its own for evaluation and reports.
+        configs.save(config, builders.learner_dir(run_dir, learner_id, config.num_learners))
+        learner.run()
     else:
-        builder.actor(actor_id, replay_address, run_dir).run()
+        builders.make_actor(builder, replay_address, run_dir, actor_id, learner_id).run()

@@ -7,7 +7,8 @@ Scores are fractions here (1.0 = human); the papers print percent, except Reacto
 """
 import numpy as np
 
-from paper_tables import names, tables
+from environments import names
+from paper_tables import tables
 
 
 def human_normalised(score, random, human):
@@ -43,7 +44,7 @@ def dmlab30_references():
 
 
 def references(suite):
-    """The reference scores of 'atari' or 'dmlab30', keyed by the names of `paper_tables.names`."""
+    """The reference scores of 'atari' or 'dmlab30', keyed by the names of `environments.names`."""
     if suite == 'atari':
         return atari_references()
     if suite == 'dmlab30':

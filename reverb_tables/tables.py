@@ -1,14 +1,18 @@
 """Reverb table factories and signatures: the transport between actors and learners.
 
 No agent logic lives here: a table is declared once, by name, with the signature of what
-actors write into it (DESIGN.md, "Data flow").
+actors write into it (docs/architecture.md, "Data flow"). With several learners on one server,
+a learner's private tables carry its id (`private`); shared tables keep their names.
 """
-from typing import Mapping
+from typing import Any, Mapping
 
 import reverb
 import tensorflow as tf
 
+from agents.core.steps import CORE_STATE
+
 QUEUE = 'queue'
+REPLAY = 'replay'
 PRIORITIZED = 'prioritized_replay'
 VARIABLES = 'variables'
 EPISODE_STATS = 'episode_stats'
@@ -22,14 +26,23 @@ EPISODE_STATS_SIGNATURE = {
 }
 
 
-def trajectory_signature(step_spec: Mapping[str, tf.TensorSpec],
-                         length: int) -> dict[str, tf.TensorSpec]:
-    """Signature of items holding `length` consecutive steps of `step_spec`."""
-    return {name: tf.TensorSpec([length, *spec.shape], spec.dtype, name)
-            for name, spec in step_spec.items()}
+def private(name: str, learner_id: int) -> str:
+    """Learner `learner_id`'s own copy of table `name`. Learner 0's tables keep their plain
+    names, so one-learner runs (and their replay checkpoints) are named as they always were."""
+    return name if learner_id == 0 else f'{name}_{learner_id}'
 
 
-def queue_table(step_spec: Mapping[str, tf.TensorSpec], unroll_length: int,
+def trajectory_signature(step_spec: Mapping[str, Any], length: int) -> dict[str, Any]:
+    """Signature of items holding `length` consecutive steps of `step_spec`; a recurrent
+    core's state (steps.CORE_STATE) is held once, for the first step."""
+    signature = {name: tf.TensorSpec([length, *spec.shape], spec.dtype, name)
+                 for name, spec in step_spec.items() if name != CORE_STATE}
+    if CORE_STATE in step_spec:
+        signature[CORE_STATE] = step_spec[CORE_STATE]
+    return signature
+
+
+def queue_table(step_spec: Mapping[str, Any], unroll_length: int,
                 max_size: int, name: str = QUEUE) -> reverb.Table:
     """IMPALA's actor->learner queue (sec. 3): unrolls of T+1 steps, each read once, FIFO.
 
@@ -39,6 +52,20 @@ def queue_table(step_spec: Mapping[str, tf.TensorSpec], unroll_length: int,
     return reverb.Table.queue(
         name=name, max_size=max_size,
         signature=trajectory_signature(step_spec, unroll_length + 1))
+
+
+def uniform_replay_table(step_spec: Mapping[str, Any], length: int, max_size: int,
+                         min_size_to_sample: int, name: str = REPLAY) -> reverb.Table:
+    """Experience replay of whole sequences (IMPALA table D.3; LASER sec. 5.1, app. A.2):
+    uniform sampling with replacement, the oldest removed first once `max_size` is reached;
+    learners wait for `min_size_to_sample` items; actors are never throttled by it."""
+    return reverb.Table(
+        name=name,
+        sampler=reverb.selectors.Uniform(),
+        remover=reverb.selectors.Fifo(),
+        max_size=max_size,
+        rate_limiter=reverb.rate_limiters.MinSize(min_size_to_sample),
+        signature=trajectory_signature(step_spec, length))
 
 
 def variables_table(name: str = VARIABLES) -> reverb.Table:

@@ -4,6 +4,7 @@ import pytest
 import reverb
 import tensorflow as tf
 
+from agents.core import builders
 from agents.core import variables
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
@@ -18,7 +19,7 @@ def setup():
     c.update(game='pong', unroll_length=T, envs_per_actor=1, queue_size=1000,
              life_loss_ends_episode=False, max_episode_frames=200, noop_max=3)
     builder = builder_lib.ImpalaAtariBuilder(c)
-    server = reverb.Server(builder.tables())
+    server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     learner_net = builder.network()
     client = reverb.Client(address)
@@ -40,7 +41,7 @@ def _stream(client, count):
 
 def test_actor_writes_unrolls_with_time_limits_bootstrapped(setup, tmp_path):
     builder, address, client, learner_net = setup
-    actor = builder.actor(actor_id=3, replay_address=address, run_dir=str(tmp_path))
+    actor = builders.make_actor(builder, address, str(tmp_path), actor_id=3)
     actor.run(num_steps=130)
     size = client.server_info()[tables.QUEUE].current_size
     assert size >= 25   # at least 130 steps / T unrolls (plus bootstrap steps)
@@ -70,7 +71,7 @@ def test_actor_writes_unrolls_with_time_limits_bootstrapped(setup, tmp_path):
 
 def test_actor_acts_with_the_learner_parameters(setup, tmp_path):
     builder, address, _, learner_net = setup
-    actor = builder.actor(actor_id=0, replay_address=address, run_dir=str(tmp_path))
+    actor = builders.make_actor(builder, address, str(tmp_path), actor_id=0)
     actor_vars = actor._policy.variables  # pylint: disable=protected-access
     assert any(np.any(a.numpy() != b.numpy())   # independently initialised...
                for a, b in zip(actor_vars, learner_net.trainable_variables))

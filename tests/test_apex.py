@@ -11,6 +11,7 @@ import reverb
 from agents.apex import acting
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
+from agents.core import builders
 from reverb_tables import tables
 
 STEPS = 20
@@ -23,11 +24,11 @@ def _priorities(client, draws=400):
 
 
 def _train(builder, run_dir):
-    server = reverb.Server(builder.tables())
+    server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     client = reverb.Client(address)
-    learner = builder.learner(address, run_dir)
-    actor = builder.actor(0, address, run_dir)
+    learner = builders.make_learner(builder, address, run_dir)
+    actor = builders.make_actor(builder, address, run_dir, actor_id=0)
     learner._pusher.push(0)   # pylint: disable=protected-access  (as Learner.run does first)
     actor.run(num_steps=100)
     inserted = client.server_info()[tables.PRIORITIZED].current_size

@@ -6,7 +6,7 @@ import pytest
 from ale_py import Action, ALEInterface, roms
 
 from environments.atari import AtariEnvironment
-from paper_tables.names import ATARI57, atari_rom_id
+from environments.names import ATARI57, atari_rom_id
 
 
 def _gray_max_resize(rgb_a, rgb_b):
@@ -188,6 +188,6 @@ def test_unknown_game_is_a_one_line_error_with_near_matches():
     with pytest.raises(ValueError) as error:
         AtariEnvironment('pongg')
     assert str(error.value) == ("unknown Atari game 'pongg'; did you mean: pong? "
-                                '(see paper_tables/names.py for the 57 games)')
+                                '(see environments/names.py for the 57 games)')
     with pytest.raises(ValueError, match=r"did you mean: montezuma_revenge\?"):
         atari_rom_id('montezuma')

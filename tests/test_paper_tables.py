@@ -7,7 +7,8 @@ import itertools
 
 import pytest
 
-from paper_tables import names, scores, tables
+from environments import names
+from paper_tables import scores, tables
 
 ATARI_TABLES = {  # file: first column, with the names as printed
     'impala_table_c1_atari.csv': 'game',

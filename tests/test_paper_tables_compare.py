@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from paper_tables import catalog, compare, names, protocols, runs, tables
+from environments import names
+from paper_tables import catalog, compare, protocols, runs, tables
 
 EVALUATION_HEADER = 'game,protocol,checkpoint_frames,episode,score,episode_frames\n'
 

@@ -22,7 +22,8 @@ def server():
 
 def test_queue_unrolls_overlap_by_one_step(server):
     client = reverb.Client(f'localhost:{server.port}')
-    adder = adders.SequenceAdder(client, tables.QUEUE, length=4, period=3)
+    adder = adders.SequenceAdder(client, {tables.QUEUE: adders.constant_priority()}, length=4,
+                                 period=3)
     for n in range(10):
         adder.add({'x': np.full(2, n, np.float32), 'n': np.int32(n)})
     adder.close()
@@ -37,7 +38,8 @@ def test_queue_unrolls_overlap_by_one_step(server):
 
 def test_queue_rejects_steps_that_do_not_match_the_signature(server):
     client = reverb.Client(f'localhost:{server.port}')
-    adder = adders.SequenceAdder(client, tables.QUEUE, length=4, period=3)
+    adder = adders.SequenceAdder(client, {tables.QUEUE: adders.constant_priority()}, length=4,
+                                 period=3)
     with pytest.raises(Exception):
         for n in range(4):
             adder.add({'x': np.zeros(3, np.float32), 'n': np.int32(n)})

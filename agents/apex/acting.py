@@ -30,13 +30,17 @@ class EpsilonGreedyPolicy:
     def variables(self):
         return self._network.trainable_variables
 
-    def select_actions(self, observations: np.ndarray):
-        q = self._q(observations).numpy()
+    def initial_state(self, num_envs: int):
+        del num_envs   # feed-forward
+        return ()
+
+    def select_actions(self, inputs, state):
+        q = self._q(inputs.observation).numpy()
         actions = q.argmax(axis=1).astype(np.int32)
         explore = self._rng.random(len(q)) < self._epsilons[:len(q)]
         actions[explore] = self._rng.integers(q.shape[1], size=int(explore.sum()))
         return actions, {'q_value': q[np.arange(len(q)), actions],
-                         'bootstrap_value': q.max(axis=1)}
+                         'bootstrap_value': q.max(axis=1)}, state
 
 
 class GaussianNoisePolicy:
@@ -58,12 +62,17 @@ class GaussianNoisePolicy:
     def variables(self):
         return self._network.trainable_variables
 
-    def select_actions(self, observations: np.ndarray):
-        observations = observations.astype(np.float32)
+    def initial_state(self, num_envs: int):
+        del num_envs   # feed-forward
+        return ()
+
+    def select_actions(self, inputs, state):
+        observations = inputs.observation.astype(np.float32)
         greedy = self._policy(observations).numpy()
         actions = greedy
         if self._sigma:
             noise = self._rng.normal(0.0, self._sigma, greedy.shape).astype(np.float32)
             actions = np.clip(greedy + noise, self._minimum, self._maximum)
         q_value, bootstrap_value = self._values(observations, actions, greedy)
-        return actions, {'q_value': q_value.numpy(), 'bootstrap_value': bootstrap_value.numpy()}
+        return actions, {'q_value': q_value.numpy(),
+                         'bootstrap_value': bootstrap_value.numpy()}, state

@@ -1,9 +1,7 @@
-"""Wires an Ape-X config into the shared roles: the prioritized table, learner, actors and
-evaluation, for Ape-X DQN on Atari and Ape-X DPG on the DeepMind Control Suite."""
+"""Ape-X DQN on Atari and Ape-X DPG on the DeepMind Control Suite as builders
+(agents/core/builders.py): the prioritized table, N-step adders, networks and policies."""
 import functools
-import os
 
-import ml_collections
 import numpy as np
 import reverb
 import sonnet as snt
@@ -11,11 +9,11 @@ import tensorflow as tf
 
 from agents.apex import acting
 from agents.apex import learning
-from agents.core import actor as actor_lib
 from agents.core import adders
-from agents.core import learner as learner_lib
-from agents.core import variables
-from agents.impala.builder import resolve_jit
+from agents.core import builders
+from agents.core import datasets
+from agents.core import replay_feedback
+from agents.core import steps
 from agents.networks import dpg
 from agents.networks import dqn
 from environments import atari
@@ -23,67 +21,58 @@ from environments import control
 from reverb_tables import tables
 
 
-class _ApexBuilder:
+class _ApexBuilder(builders.Builder):
     """What both Ape-X agents share; subclasses give the environment, networks and policies."""
 
     learning_class = None
     # The prioritized replay (sec. 3) survives a restart: the learner checkpoints it with itself.
     replay_checkpointing = True
 
-    def __init__(self, config: ml_collections.ConfigDict):
-        self.config = config
-
-    def tables(self) -> list[reverb.Table]:
+    def tables(self) -> list[builders.TableDeclaration]:
         c = self.config
         signature = tables.transition_signature(self.step_spec(), c.n_step)
-        replay = tables.prioritized_table(
+        return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
-            eviction_exponent=c.get('eviction_exponent'))
-        return [replay, tables.variables_table(), tables.episode_stats_table()]
+            eviction_exponent=c.get('eviction_exponent'), name=name))]
 
-    def learner(self, replay_address: str, run_dir: str) -> learner_lib.Learner:
+    def learning_state(self) -> tf.Module:
         c = self.config
-        tf.random.set_seed(c.seed)
-        network, target_network = self.network(), self.network()
-        state = self.learning_class(network, target_network, c,
-                                    jit_compile=resolve_jit(c.jit_compile))
-        # Sec. 4.1: batches are sampled (and decompressed) in the background and prefetched.
-        dataset = reverb.TrajectoryDataset.from_table_signature(
-            server_address=replay_address, table=tables.PRIORITIZED,
-            max_in_flight_samples_per_worker=2 * c.batch_size)
-        dataset = dataset.batch(c.batch_size, drop_remainder=True).prefetch(c.prefetch_batches)
-        client = reverb.Client(replay_address)
-        return learner_lib.Learner(
-            update=state.update, iterator=iter(dataset), state=state, step=state.step,
-            frames=state.frames, variables_to_push=network.trainable_variables,
-            client=client, run_dir=run_dir, total_frames=c.total_frames,
-            checkpoint_interval_s=c.checkpoint_interval_s, log_interval_s=c.log_interval_s,
-            after_update=learning.ReplayFeedback(client, tables.PRIORITIZED, state.frames,
-                                                 frames_per_transition=c.action_repeat),
-            on_checkpoint=client.checkpoint)
+        return self.learning_class(self.network(), self.network(), c,
+                                   jit_compile=builders.resolve_jit(c.jit_compile))
 
-    def actor(self, actor_id: int, replay_address: str, run_dir: str) -> actor_lib.Actor:
+    def dataset(self, replay_address: str, learner_id: int):
+        """Sec. 4.1: batches are sampled (and decompressed) in the background and prefetched."""
         c = self.config
-        seed = c.seed * 10_000 + actor_id * c.envs_per_actor
-        tf.random.set_seed(seed)
-        policy = self.behaviour_policy(self.network(), actor_id, seed)
-        client = reverb.Client(replay_address)
-        envs = [self.environment(seed=seed + k) for k in range(c.envs_per_actor)]
-        return actor_lib.Actor(
-            envs=envs, policy=policy,
-            adders=[adders.NStepTransitionAdder(
-                client, tables.PRIORITIZED, n_step=c.n_step, discount=c.discount,
-                batch_size=c.transition_batch_size, reward_clip=c.reward_clip or None)
-                for _ in envs],
-            parameters=variables.VariableClient(client, policy.variables),
-            # Sec. 4.1: each environment's actor copies parameters every 400 frames.
-            update_period=max(1, c.parameter_update_frames // c.action_repeat),
-            client=client, actor_id=actor_id, frames_per_step=c.action_repeat,
-            log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.csv'))
+        return iter(datasets.batches(
+            replay_address, [(self.table(tables.PRIORITIZED, learner_id), c.batch_size)],
+            prefetch=c.prefetch_batches))
+
+    def adder(self, client: reverb.Client, learner_id: int) -> adders.NStepTransitionAdder:
+        c = self.config
+        return adders.NStepTransitionAdder(
+            client, self.table(tables.PRIORITIZED, learner_id), n_step=c.n_step,
+            discount=c.discount, batch_size=c.transition_batch_size,
+            reward_clip=c.reward_clip or None)
+
+    def actor_update_period(self) -> int:
+        """Sec. 4.1: each environment's actor copies parameters every 400 frames."""
+        c = self.config
+        return max(1, c.parameter_update_frames // c.action_repeat)
+
+    def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int):
+        return replay_feedback.ReplayFeedback(
+            client, self.table(tables.PRIORITIZED, learner_id), state.frames,
+            frames_per_transition=self.config.action_repeat)
+
+    def _step_spec(self, observation: tf.TensorSpec, action: tf.TensorSpec) -> dict:
+        """Steps carry the values the N-step adder's initial priorities need (appendix F)."""
+        return steps.step_spec(observation=observation, action=action, extras={
+            'q_value': tf.TensorSpec([], tf.float32),
+            'bootstrap_value': tf.TensorSpec([], tf.float32)})
 
 
-class ApexDQNAtariBuilder(_ApexBuilder, atari.AtariExperiment):
+class ApexDQNAtariBuilder(atari.AtariExperiment, _ApexBuilder):
     """Ape-X DQN on one Atari game."""
 
     learning_class = learning.ApexDQNLearning
@@ -94,10 +83,10 @@ class ApexDQNAtariBuilder(_ApexBuilder, atari.AtariExperiment):
         return network
 
     def step_spec(self) -> dict[str, tf.TensorSpec]:
-        return {'observation': tf.TensorSpec(self.observation_shape, tf.uint8),
-                'action': tf.TensorSpec([], tf.int32)}
+        return self._step_spec(tf.TensorSpec(self.observation_shape, tf.uint8),
+                               tf.TensorSpec([], tf.int32))
 
-    def behaviour_policy(self, network, actor_id: int, seed: int):
+    def policy(self, network, actor_id: int, seed: int):
         """Environment k of actor process j is paper actor i = j K + k of N = processes x K."""
         c = self.config
         epsilons = acting.actor_epsilons(c.num_actors * c.envs_per_actor, c.epsilon,
@@ -137,10 +126,10 @@ class ApexDPGControlBuilder(_ApexBuilder):
 
     def step_spec(self) -> dict[str, tf.TensorSpec]:
         observation_spec, action_spec = self._specs
-        return {'observation': tf.TensorSpec(observation_spec.shape, tf.float32),
-                'action': tf.TensorSpec(action_spec.shape, tf.float32)}
+        return self._step_spec(tf.TensorSpec(observation_spec.shape, tf.float32),
+                               tf.TensorSpec(action_spec.shape, tf.float32))
 
-    def behaviour_policy(self, network, actor_id: int, seed: int):
+    def policy(self, network, actor_id: int, seed: int):
         del actor_id
         action_spec = self._specs[1]
         return acting.GaussianNoisePolicy(network, self.config.exploration_sigma,

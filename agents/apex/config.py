@@ -1,9 +1,11 @@
 """Ape-X experiment configs (Horgan et al., 2018), one function per paper experiment.
 
-Every paper-stated value names its section (restated in ../shared/PAPER_NOTES.md); values the
+Every paper-stated value names its section (restated in docs/paper_notes.md); values the
 paper does not state say so. Presets for small machines live in the preset functions, never here.
 """
 import ml_collections
+
+from agents.core import config_checks
 
 
 def _replay_and_actors(c: ml_collections.ConfigDict) -> None:
@@ -53,6 +55,7 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.total_frames = 22_800_000_000      # table 1: 22,800M frames (5 days)
 
     # Runtime: how this machine runs it, not from the paper (360 actors in sec. 4.1).
+    c.num_learners = 1                   # learners on one replay server
     c.num_actors = 2                     # actor processes
     c.envs_per_actor = 8                 # environments per process; each is one paper actor
     c.jit_compile = 'auto'               # XLA for the learner update: 'auto' = on iff a GPU
@@ -88,6 +91,7 @@ def control_dpg() -> ml_collections.ConfigDict:
     c.total_frames = 1_000_000_000       # not stated (fig. 3 is in wall-clock hours)
 
     # Runtime, not from the paper (64 actors in sec. 4.2).
+    c.num_learners = 1                   # learners on one replay server
     c.num_actors = 2
     c.envs_per_actor = 8
     c.jit_compile = 'auto'
@@ -138,3 +142,30 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
+
+
+def check(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for Ape-X settings out of range; resolves the game or task name."""
+    if config.experiment == 'apex_dqn_atari':
+        config_checks.atari_environment(config)
+        config_checks.in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
+        config_checks.positive(config, 'rmsprop_epsilon', 'max_grad_norm')
+    else:
+        from environments import control  # pylint: disable=import-outside-toplevel
+        try:
+            control.parse_task(config.task)
+        except ValueError as e:
+            raise config_checks.ConfigError(str(e)) from None
+        config_checks.at_least(config, 0, 'exploration_sigma', 'reward_clip')
+        config_checks.positive(config, 'actor_gradient_clip')
+    config_checks.runtime(config)
+    config_checks.at_least(config, 1, 'n_step', 'batch_size', 'replay_capacity',
+                           'min_replay_size', 'transition_batch_size', 'target_update_period',
+                           'prefetch_batches', 'parameter_update_frames')
+    config_checks.at_least(config, 0, 'priority_exponent', 'importance_sampling_exponent')
+    config_checks.in_unit_interval(config, 'discount')
+    config_checks.positive(config, 'learning_rate')
+    if config.min_replay_size > config.replay_capacity:
+        raise config_checks.ConfigError(
+            f'--config.min_replay_size ({config.min_replay_size}) must not exceed '
+            f'--config.replay_capacity ({config.replay_capacity})')

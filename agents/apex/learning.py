@@ -1,52 +1,16 @@
-"""Ape-X learner updates: DQN (sec. 3.1, appendix C) and DPG (sec. 3.2, appendix D), and the
-replay feedback run after each update (new priorities; frames counted at the actors).
+"""Ape-X learner updates: DQN (sec. 3.1, appendix C) and DPG (sec. 3.2, appendix D).
 
 Both losses are the importance-weighted 1/2 (G_t - q(S_t, A_t))^2, averaged over the batch,
 with weights (N P(i))^-beta / max_j from the probabilities Reverb sampled with. Each update
 returns its batch's keys and new priorities |G_t - q(S_t, A_t)| next to its metrics.
 """
 import ml_collections
-import reverb
 import sonnet as snt
 import tensorflow as tf
 
 from agents.core import optimizers
 from agents.ops import replay
 from agents.ops import value_learning
-
-
-class ReplayFeedback:
-    """`Learner(after_update=...)`: writes the new priorities back, and sets `frames`.
-
-    Frames are counted as the paper counts them (table 1, fig. 2): environment frames the actors
-    generated, i.e. transitions inserted into replay times the action repeat, not frames the
-    learner sampled. The count continues from the learner's checkpoint; inserts made while a
-    learner was down are not counted.
-    """
-
-    def __init__(self, client: reverb.Client, table: str, frames: tf.Variable,
-                 frames_per_transition: int):
-        self._client = client
-        self._table = table
-        self._frames = frames
-        self._frames_per_transition = frames_per_transition
-        self._first_inserts = self._inserts()
-        self._first_frames = None
-
-    def _inserts(self) -> int:
-        return self._client.server_info()[self._table].rate_limiter_info.insert_stats.completed
-
-    def __call__(self, outputs):
-        outputs = dict(outputs)
-        keys = outputs.pop('keys').numpy()
-        priorities = outputs.pop('priorities').numpy()
-        self._client.mutate_priorities(
-            self._table, updates=dict(zip(keys.tolist(), priorities.tolist())))
-        if self._first_frames is None:            # after the learner restored its checkpoint
-            self._first_frames = int(self._frames.numpy())
-        inserted = self._inserts() - self._first_inserts
-        self._frames.assign(self._first_frames + inserted * self._frames_per_transition)
-        return outputs
 
 
 def _weights(info, beta):

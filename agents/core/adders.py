@@ -2,44 +2,66 @@
 transitions with initial priorities (Ape-X)."""
 import collections
 import itertools
-from typing import Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import reverb
 import tree
 
+from agents.core import steps
 from agents.ops import replay
 from agents.ops import value_learning
 
 
+PriorityFn = Callable[[Sequence[Mapping[str, Any]]], float]
+
+
+def constant_priority(value: float = 1.0) -> PriorityFn:
+    """Every sequence gets `value` (queues and uniform tables ignore priorities)."""
+    return lambda sequence: value
+
+
 class SequenceAdder:
-    """Writes an item of the last `length` steps every `period` steps.
+    """Writes the last `length` steps as one item every `period` steps, into every table of
+    `priorities` (table name -> function of the sequence's steps giving its priority).
 
     IMPALA (sec. 3) uses length T+1 and period T: consecutive unrolls share one step, so the
     learner bootstraps from the last step's value and learns from every transition exactly once.
-    Sequences run across episode boundaries; the per-step discount marks where episodes end.
+    Sequences run across episode boundaries; `first` and the per-step discount mark where
+    episodes start and end. A recurrent policy's `core_state` is stored once per item, from the
+    sequence's first step (agents/core/steps.py).
     """
 
-    def __init__(self, client: reverb.Client, table: str, length: int, period: int,
-                 max_in_flight_items: int = 2):
+    def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
+                 length: int, period: int, max_in_flight_items: int = 2):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
+        if not priorities:
+            raise ValueError('a SequenceAdder needs at least one table')
         self._writer = client.trajectory_writer(num_keep_alive_refs=length)
-        self._table = table
+        self._priorities = dict(priorities)
         self._length = length
         self._period = period
         self._max_in_flight = max_in_flight_items
+        self._steps = collections.deque(maxlen=length)
         self._num_steps = 0
 
-    def add(self, step: Mapping[str, np.ndarray]) -> None:
+    def add(self, step: Mapping[str, Any]) -> None:
         self._writer.append(step)
+        self._steps.append(step)
         self._num_steps += 1
         if (self._num_steps >= self._length
                 and (self._num_steps - self._length) % self._period == 0):
-            trajectory = tree.map_structure(lambda column: column[-self._length:],
-                                            self._writer.history)
-            self._writer.create_item(self._table, priority=1.0, trajectory=trajectory)
-            # Blocks while the table is full: the learner's pace throttles the actors.
+            history = dict(self._writer.history)
+            state = history.pop(steps.CORE_STATE, None)
+            trajectory = tree.map_structure(lambda column: column[-self._length:], history)
+            if state is not None:
+                trajectory[steps.CORE_STATE] = tree.map_structure(
+                    lambda column: column[-self._length], state)
+            for table, priority in self._priorities.items():
+                self._writer.create_item(table, priority=float(priority(self._steps)),
+                                         trajectory=trajectory)
+            # Blocks while a table is full: the learner's pace throttles the actors.
             self._writer.flush(block_until_num_items=self._max_in_flight)
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ Reverb dataset -> the agent's compiled update -> parameters pushed to the actors
 with `tf.train.CheckpointManager`, and logs (learner.csv, episodes.csv, TensorBoard, progress).
 A restarted learner restores its last checkpoint, frame counter included, and goes on.
 """
+import fcntl
 import os
 import signal
 import time
@@ -14,9 +15,29 @@ import reverb
 import tensorflow as tf
 from absl import logging
 
+from agents.core import config_checks
 from agents.core import logging as run_logging
 from agents.core import variables as variables_lib
 from reverb_tables import tables
+
+
+def lock_directory(directory: str, owner: str, remedy: str):
+    """Holds an exclusive lock on `directory` for as long as the returned file stays open
+    (the process's life): a second writer gets a one-line ConfigError instead of corrupting
+    the first one's checkpoints."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+        lock = open(os.path.join(directory, '.lock'), 'a+')  # pylint: disable=consider-using-with
+    except OSError as e:
+        raise config_checks.ConfigError(f'cannot write to {directory}: {e.strerror}; choose a '
+                                        f'writable --run_dir') from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise config_checks.ConfigError(
+            f'{directory} is in use by another {owner}: {remedy}') from None
+    return lock
 
 
 class EpisodeStatsReader:
@@ -51,6 +72,8 @@ class Learner:
                  frames: tf.Variable, variables_to_push, client: reverb.Client,
                  run_dir: str, total_frames: int, checkpoint_interval_s: float,
                  log_interval_s: float, push_interval_steps: int = 1,
+                 variables_table: str = tables.VARIABLES,
+                 episode_stats_table: str = tables.EPISODE_STATS,
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
                  | None = None, on_checkpoint: Callable[[], Any] | None = None):
         self._update = update
@@ -59,12 +82,15 @@ class Learner:
         self._step = step
         self._frames = frames
         self._total_frames = total_frames
-        self._pusher = variables_lib.VariablePusher(client, variables_to_push)
+        self._pusher = variables_lib.VariablePusher(client, variables_to_push,
+                                                    table=variables_table)
         self._push_interval = push_interval_steps
-        self._stats = EpisodeStatsReader(client)
+        self._stats = EpisodeStatsReader(client, episode_stats_table)
+        checkpoints = os.path.join(run_dir, 'checkpoints')
+        self._lock = lock_directory(
+            checkpoints, 'learner', 'give each learner of a run its own --learner_id')
         self._checkpoint = tf.train.CheckpointManager(
-            tf.train.Checkpoint(learner=state), os.path.join(run_dir, 'checkpoints'),
-            max_to_keep=3)
+            tf.train.Checkpoint(learner=state), checkpoints, max_to_keep=3)
         self._checkpoint_interval = checkpoint_interval_s
         self._on_checkpoint = on_checkpoint
         self._log_interval = log_interval_s

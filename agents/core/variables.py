@@ -1,4 +1,4 @@
-"""Parameter broadcast through a size-1 Reverb table (DESIGN.md, "Data flow").
+"""Parameter broadcast through a size-1 Reverb table (docs/architecture.md, "Data flow").
 
 The learner inserts its newest parameters; each insert evicts the previous one. Actors sample the
 table whenever they want fresh parameters (IMPALA: before each unroll, sec. 3).

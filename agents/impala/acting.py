@@ -1,7 +1,29 @@
-"""IMPALA's behaviour policy: sample from the network's softmax, store mu's logits (sec. 4)."""
+"""IMPALA's behaviour policy: sample from the network's softmax, store mu's logits (sec. 4).
+
+With figure 3's LSTM core the policy carries the core state across steps, resets it where an
+episode starts, and feeds the core the previous action and reward (agents/core/steps.py).
+"""
 import numpy as np
 import sonnet as snt
 import tensorflow as tf
+
+from agents.core import steps
+
+
+def is_recurrent(network: snt.Module) -> bool:
+    return hasattr(network, 'unroll')
+
+
+def policy_outputs(network: snt.Module, inputs, state):
+    """(logits [K, A], next state) for one step of K environments; `inputs` is a
+    steps.PolicyInputs. The recurrent core takes the step as an unroll of length 1, the same
+    code path as the learner's unroll."""
+    if not is_recurrent(network):
+        return network(inputs.observation).logits, state
+    outputs, next_state = network.unroll(
+        inputs.observation[None], inputs.prev_action[None], inputs.prev_reward[None], None,
+        inputs.first[None], state)
+    return outputs.logits[0], next_state
 
 
 class ImpalaPolicy:
@@ -15,11 +37,18 @@ class ImpalaPolicy:
     def variables(self):
         return self._network.trainable_variables
 
-    def _sample(self, observations):
-        logits = self._network(observations).logits
-        actions = tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0]
-        return actions, logits
+    def initial_state(self, num_envs: int):
+        if not is_recurrent(self._network):
+            return ()
+        return tf.nest.map_structure(lambda s: s.numpy(),
+                                     self._network.initial_state(num_envs))
 
-    def select_actions(self, observations: np.ndarray):
-        actions, logits = self._step(observations)
-        return actions.numpy(), {'behaviour_logits': logits.numpy()}
+    def _sample(self, inputs, state):
+        logits, next_state = policy_outputs(self._network, inputs, state)
+        actions = tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0]
+        return actions, logits, next_state
+
+    def select_actions(self, inputs: steps.PolicyInputs, state):
+        actions, logits, next_state = self._step(inputs, state)
+        return (actions.numpy(), {'behaviour_logits': logits.numpy()},
+                tf.nest.map_structure(lambda s: s.numpy(), next_state))

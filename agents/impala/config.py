@@ -5,6 +5,8 @@ the paper does not state say so. Presets for small machines live in `presets`, n
 """
 import ml_collections
 
+from agents.core import config_checks
+
 
 def atari_experts() -> ml_collections.ConfigDict:
     """Per-game IMPALA experts on Atari (sec. 5.3.2, appendix G, table G.1; table 4)."""
@@ -12,6 +14,8 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.experiment = 'impala_atari'
     c.game = 'pong'
     c.torso = 'shallow'              # sec. 5.3.2 / table 4 report 'shallow' and 'deep' experts
+    c.core = 'feed_forward'          # sec. 5.3.2: Atari experts have no LSTM; 'lstm' is figure
+                                     # 3's core fed the last action and clipped reward
     c.seed = 0
 
     # Environment (appendix G, table G.1).
@@ -41,9 +45,13 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.clip_c_threshold = 1.0         # sec. 5.2.2: c-bar = 1
     c.clip_pg_rho_threshold = 1.0    # sec. 4.2 policy gradient uses rho_s (clipped at rho-bar)
     c.vtrace_lambda = 1.0            # sec. 4, remark 2: lambda = 1 unless stated
+    c.replay_proportion = 0.0        # sec. 5.2.2: 0.5 in the replay experiments; experts: none
+    c.replay_capacity = 10_000       # table D.3: 10,000 trajectories, uniform, FIFO removal
 
     # Runtime: how this machine runs it, not from the paper.
-    c.num_actors = 2                 # actor processes
+    c.num_learners = 1               # learners on one replay server, each with its own actors
+    c.replay_shared = True           # with several learners: one replay table they all share
+    c.num_actors = 2                 # actor processes per learner
     c.envs_per_actor = 8             # environments stepped per batched policy call
     c.queue_size = 64                # unrolls buffered between actors and learner
     c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
@@ -90,3 +98,38 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
+
+
+def replay_batch_size(config: ml_collections.ConfigDict) -> int:
+    """Trajectories of each batch drawn from replay (sec. 5.2.2: half of them)."""
+    return round(config.replay_proportion * config.batch_size)
+
+
+def check(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for IMPALA Atari settings out of range; resolves the game name."""
+    config_checks.atari_environment(config)
+    config_checks.runtime(config)
+    config_checks.at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size',
+                           'replay_capacity')
+    config_checks.at_least(config, 0, 'entropy_cost', 'baseline_cost')
+    config_checks.in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum',
+                                   'vtrace_lambda')
+    config_checks.positive(config, 'learning_rate', 'rmsprop_epsilon', 'max_grad_norm')
+    if config.torso not in ('shallow', 'deep'):
+        raise config_checks.ConfigError(
+            f"--config.torso must be 'shallow' or 'deep', got {config.torso!r}")
+    config_checks.one_of(config, 'core', ('feed_forward', 'lstm'))
+    if not 0.0 <= config.replay_proportion < 1.0:
+        raise config_checks.ConfigError(
+            f'--config.replay_proportion must be in [0, 1) (the online queue needs a part of '
+            f'every batch), got {config.replay_proportion}')
+    replayed = config.replay_proportion * config.batch_size
+    if abs(replayed - round(replayed)) > 1e-6 or (replayed and round(replayed) == 0):
+        raise config_checks.ConfigError(
+            f'--config.replay_proportion={config.replay_proportion} of '
+            f'--config.batch_size={config.batch_size} is {replayed:g} trajectories: the online '
+            f'and replay parts must be whole numbers of trajectories adding up to the batch')
+    if replayed and config.replay_capacity < round(replayed):
+        raise config_checks.ConfigError(
+            f'--config.replay_capacity ({config.replay_capacity}) must hold at least one '
+            f'replay batch ({round(replayed)} trajectories)')

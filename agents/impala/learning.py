@@ -8,7 +8,10 @@ import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
+from agents.core import datasets
 from agents.core import optimizers
+from agents.core import steps
+from agents.impala import acting
 from agents.ops import policy_gradient
 from agents.ops import vtrace
 
@@ -74,16 +77,17 @@ class ImpalaLearning(tf.Module):
         self.update = tf.function(self._update, jit_compile=jit_compile)
 
     def _update(self, batch):
-        """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them."""
+        """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them, and
+        `origin` [B] where batches mix the online queue (0) and replay (1) (core/datasets.py)."""
         config = self._config
-        data = tf.nest.map_structure(_time_major, batch)
+        data = time_major(batch)
         # Table G.1: anneal linearly to 0 from the beginning to the end of training.
         progress = tf.cast(self.frames, tf.float32) / float(config.total_frames)
         self.learning_rate.assign(config.learning_rate * tf.maximum(0.0, 1.0 - progress))
         with tf.GradientTape() as tape:
-            outputs = snt.BatchApply(self.network, num_dims=2)(data['observation'])
+            logits, values = network_outputs(self.network, data)
             loss, metrics = impala_loss(
-                outputs.logits, outputs.value, actions=data['action'],
+                logits, values, actions=data['action'],
                 behaviour_logits=data['behaviour_logits'], rewards=data['reward'],
                 discounts=data['discount'], mask=data['mask'], config=config)
         variables = self.network.trainable_variables
@@ -91,10 +95,41 @@ class ImpalaLearning(tf.Module):
         gradients, grad_norm = tf.clip_by_global_norm(gradients, config.max_grad_norm)
         self.optimizer.apply(gradients, variables)
         self.step.assign_add(1)
-        real_steps = tf.reduce_sum(data['mask'][:-1])
+        # Frames are those the actors generated: replayed unrolls were counted when new.
+        mask = data['mask'][:-1]
+        if datasets.ORIGIN in batch:
+            mask *= tf.cast(tf.equal(batch[datasets.ORIGIN], 0), tf.float32)
+        real_steps = tf.reduce_sum(mask)
         self.frames.assign_add(tf.cast(real_steps, tf.int64) * config.action_repeat)
         metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value())
         return metrics
+
+
+def network_outputs(network: snt.Module, data):
+    """(logits [T+1, B, A], values [T+1, B]) of time-major unrolls.
+
+    The feed-forward net runs on all steps at once (time folded into batch, sec. 3.1); the
+    LSTM core unrolls from the state stored with the unroll's first step, reset at `first`
+    steps inside it, as the actor's core ran (steps.py).
+    """
+    if not acting.is_recurrent(network):
+        outputs = snt.BatchApply(network, num_dims=2)(data['observation'])
+    else:
+        outputs, _ = network.unroll(data['observation'], data['prev_action'],
+                                    data['prev_reward'], None, data['first'],
+                                    data[steps.CORE_STATE])
+    return outputs.logits, outputs.value
+
+
+def time_major(batch):
+    """[B, T, ...] -> [T, B, ...] for every step field; the core state ([B, ...]: one per
+    unroll) and the batch's `origin` stay as they are."""
+    data = {name: value for name, value in batch.items()
+            if name not in (steps.CORE_STATE, datasets.ORIGIN)}
+    data = tf.nest.map_structure(_time_major, data)
+    if steps.CORE_STATE in batch:
+        data[steps.CORE_STATE] = batch[steps.CORE_STATE]
+    return data
 
 
 def _time_major(x):

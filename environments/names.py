@@ -43,7 +43,7 @@ def atari_rom_id(name):
         hint = ', '.join(dict.fromkeys(_ATARI_BY_KEY[k] for k in near))
         hint = f'; did you mean: {hint}?' if hint else ''
         raise ValueError(f'unknown Atari game {name!r}{hint} '
-                         '(see paper_tables/names.py for the 57 games)')
+                         '(see environments/names.py for the 57 games)')
     return game
 
 
@@ -91,5 +91,5 @@ def dmlab_level_name(name):
         hint = ', '.join(dict.fromkeys(_DMLAB_BY_KEY[k] for k in near))
         hint = f'; did you mean: {hint}?' if hint else ''
         raise ValueError(f'unknown DMLab-30 level {name!r}{hint} '
-                         '(see paper_tables/names.py for the 30 levels)')
+                         '(see environments/names.py for the 30 levels)')
     return level

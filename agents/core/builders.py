@@ -1,0 +1,183 @@
+"""The builder seam: what every agent declares, and the one assembler that turns any builder
+into the replay, learner and actor roles (docs/architecture.md, "Where a new agent plugs in").
+
+An agent's builder says what is particular to it: its tables, its step schema, its network,
+learning state and dataset, its adders and policies, its environment. Everything else (seeding,
+parameter broadcast, episode statistics, checkpoints, logs, which tables are private to a
+learner) is done here, once.
+"""
+import abc
+import dataclasses
+import os
+from typing import Any, Callable, Iterator, Sequence
+
+import dm_env
+import ml_collections
+import reverb
+import sonnet as snt
+import tensorflow as tf
+
+from agents.core import actor as actor_lib
+from agents.core import adders as adders_lib
+from agents.core import learner as learner_lib
+from agents.core import steps
+from agents.core import variables
+from reverb_tables import tables
+
+
+@dataclasses.dataclass(frozen=True)
+class TableDeclaration:
+    """One of an agent's tables: `make(name)` builds it. A private table exists once per
+    learner (named by `tables.private`); a shared one once for all learners of the server."""
+    name: str
+    make: Callable[[str], reverb.Table]
+    shared: bool = False
+
+
+class Builder(abc.ABC):
+    """What an agent implements. `learner_id` selects a learner's private tables
+    (`self.table(name, learner_id)`); with one learner it is always 0."""
+
+    # Tables that must survive a restart are checkpointed with the learner's checkpoints.
+    replay_checkpointing = False
+
+    def __init__(self, config: ml_collections.ConfigDict):
+        self.config = config
+
+    @abc.abstractmethod
+    def environment(self, seed: int, *, evaluation=None) -> dm_env.Environment:
+        """A training environment, or one set up by an evaluation protocol."""
+
+    @abc.abstractmethod
+    def step_spec(self) -> dict[str, Any]:
+        """One step as the actor writes it (agents/core/steps.py)."""
+
+    @abc.abstractmethod
+    def tables(self) -> Sequence[TableDeclaration]:
+        """The agent's tables; the variables and episode-stats tables are added here."""
+
+    @abc.abstractmethod
+    def network(self) -> snt.Module:
+        """The network, with its variables created."""
+
+    @abc.abstractmethod
+    def learning_state(self) -> tf.Module:
+        """The learner's state: `network`, `step` and `frames` variables and the compiled
+        `update(batch) -> metrics`; everything in it is checkpointed."""
+
+    @abc.abstractmethod
+    def dataset(self, replay_address: str, learner_id: int) -> Iterator[Any]:
+        """The batches `update` takes (agents/core/datasets.py)."""
+
+    @abc.abstractmethod
+    def adder(self, client: reverb.Client, learner_id: int) -> actor_lib.Adder:
+        """The adder of one environment of one of `learner_id`'s actors."""
+
+    @abc.abstractmethod
+    def policy(self, network: snt.Module, actor_id: int, seed: int) -> actor_lib.BatchedPolicy:
+        """The behaviour policy of actor process `actor_id` (all of its environments)."""
+
+    @abc.abstractmethod
+    def evaluation_policy(self, network: snt.Module) -> actor_lib.BatchedPolicy:
+        """The policy a paper's evaluation protocol runs."""
+
+    def actor_update_period(self) -> int:
+        """Batched steps between the actors' parameter pulls (IMPALA: each unroll, sec. 3)."""
+        return 1
+
+    def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int
+                        ) -> Callable[[Any], Any] | None:
+        """Learner(after_update=...): e.g. priorities written back (Ape-X, Reactor)."""
+        del client, state, learner_id
+        return None
+
+    def table(self, name: str, learner_id: int) -> str:
+        """The name learner `learner_id` uses for the declared table `name`."""
+        declared = {t.name: t for t in self.tables()}
+        return name if declared[name].shared else tables.private(name, learner_id)
+
+
+def replay_tables(builder: Builder, num_learners: int) -> list[reverb.Table]:
+    """Every table of a replay server that `num_learners` learners of `builder` share."""
+    made = []
+    for declaration in builder.tables():
+        if declaration.shared:
+            made.append(declaration.make(declaration.name))
+        else:
+            made += [declaration.make(tables.private(declaration.name, i))
+                     for i in range(num_learners)]
+    for i in range(num_learners):
+        made += [tables.variables_table(tables.private(tables.VARIABLES, i)),
+                 tables.episode_stats_table(name=tables.private(tables.EPISODE_STATS, i))]
+    return made
+
+
+def learner_dir(run_dir: str, learner_id: int, num_learners: int) -> str:
+    """Where learner `learner_id` keeps its checkpoints and logs: the run directory itself
+    with one learner, RUN_DIR/learner_<id> with several."""
+    return run_dir if num_learners == 1 else os.path.join(run_dir, f'learner_{learner_id}')
+
+
+def learner_seed(config: ml_collections.ConfigDict, learner_id: int) -> int:
+    return config.seed + learner_id * 1_000_003
+
+
+def actor_seed(config: ml_collections.ConfigDict, learner_id: int, actor_id: int) -> int:
+    """The seed of the actor's first environment; environment k gets this + k."""
+    return config.seed * 10_000 + actor_id * config.envs_per_actor + learner_id * 1_000_003
+
+
+def make_learner(builder: Builder, replay_address: str, run_dir: str,
+                 learner_id: int = 0) -> learner_lib.Learner:
+    """The learner role of `learner_id`, reading its batches and writing to its tables."""
+    c = builder.config
+    tf.random.set_seed(learner_seed(c, learner_id))
+    state = builder.learning_state()
+    client = reverb.Client(replay_address)
+    return learner_lib.Learner(
+        update=state.update, iterator=builder.dataset(replay_address, learner_id),
+        state=state, step=state.step, frames=state.frames,
+        variables_to_push=state.network.trainable_variables, client=client,
+        run_dir=learner_dir(run_dir, learner_id, c.num_learners),
+        total_frames=c.total_frames, checkpoint_interval_s=c.checkpoint_interval_s,
+        log_interval_s=c.log_interval_s,
+        variables_table=tables.private(tables.VARIABLES, learner_id),
+        episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
+        after_update=builder.replay_feedback(client, state, learner_id),
+        on_checkpoint=client.checkpoint if builder.replay_checkpointing else None)
+
+
+def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,
+               learner_id: int = 0) -> actor_lib.Actor:
+    """Actor process `actor_id` of learner `learner_id`: its environments, policy, adders."""
+    c = builder.config
+    seed = actor_seed(c, learner_id, actor_id)
+    tf.random.set_seed(seed)
+    policy = builder.policy(builder.network(), actor_id, seed)
+    client = reverb.Client(replay_address)
+    envs = [builder.environment(seed=seed + k) for k in range(c.envs_per_actor)]
+    env_adders = [builder.adder(client, learner_id) for _ in envs]
+    if (isinstance(env_adders[0], adders_lib.NStepTransitionAdder)
+            and steps.CORE_STATE in builder.step_spec()):
+        raise ValueError('N-step transitions cannot store a recurrent core state: use a '
+                         'sequence adder with a recurrent policy')
+    logs = os.path.join(learner_dir(run_dir, learner_id, c.num_learners), 'logs')
+    return actor_lib.Actor(
+        envs=envs, policy=policy, adders=env_adders,
+        parameters=variables.VariableClient(
+            client, policy.variables, table=tables.private(tables.VARIABLES, learner_id)),
+        action_spec=builder.step_spec()['action'],
+        update_period=builder.actor_update_period(), client=client, actor_id=actor_id,
+        frames_per_step=c.action_repeat,
+        episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
+        log_path=os.path.join(logs, f'actor_{actor_id}.csv'))
+
+
+def resolve_jit(setting) -> bool:
+    """`jit_compile`: True/False, or 'auto' = XLA on a GPU, off on CPU (slower there: see the
+    learner figures in benchmarks/README.md)."""
+    if setting == 'auto':
+        return bool(tf.config.list_physical_devices('GPU'))
+    if isinstance(setting, str):
+        raise ValueError(f"jit_compile must be true, false or 'auto', got {setting!r}")
+    return bool(setting)

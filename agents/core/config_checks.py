@@ -1,0 +1,60 @@
+"""One-line checks of experiment configs, run before any process starts.
+
+Each agent's `config.py` has a `check(config)` built from these; the experiment registry
+(launch/experiments.py) runs it. A failed check raises `ConfigError`, whose message is the one
+line the user sees.
+"""
+import ml_collections
+
+
+class ConfigError(ValueError):
+    """A one-line, user-facing reason why a config cannot run."""
+
+
+def at_least(config, minimum, *fields) -> None:
+    for field in fields:
+        if config[field] < minimum:
+            raise ConfigError(f'--config.{field} must be >= {minimum}, got {config[field]}')
+
+
+def in_unit_interval(config, *fields) -> None:
+    for field in fields:
+        if not 0.0 <= config[field] <= 1.0:
+            raise ConfigError(f'--config.{field} must be in [0, 1], got {config[field]}')
+
+
+def positive(config, *fields) -> None:
+    for field in fields:
+        if not config[field] > 0:
+            raise ConfigError(f'--config.{field} must be > 0, got {config[field]}')
+
+
+def one_of(config, field, choices) -> None:
+    if config[field] not in choices:
+        allowed = ', '.join(repr(c) for c in choices)
+        raise ConfigError(f'--config.{field} must be one of {allowed}, got {config[field]!r}')
+
+
+def runtime(config: ml_collections.ConfigDict) -> None:
+    """What every experiment's runtime section shares: learners, actors, XLA."""
+    at_least(config, 1, 'num_learners', 'num_actors', 'envs_per_actor', 'total_frames')
+    if config.jit_compile not in ('auto', True, False):
+        raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
+                          f"got {config.jit_compile!r}")
+
+
+def atari_environment(config: ml_collections.ConfigDict) -> None:
+    """The Atari settings of an experiment (environments/atari.py); resolves the game name."""
+    from environments import names  # pylint: disable=import-outside-toplevel
+    try:
+        config.game = names.atari_rom_id(config.game)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    at_least(config, 1, 'action_repeat', 'frame_stack', 'screen_size')
+    at_least(config, 0, 'noop_max', 'max_episode_frames', 'reward_clip')
+    if not 1 <= config.max_pool_frames <= config.action_repeat:
+        raise ConfigError(f'--config.max_pool_frames must be in [1, action_repeat='
+                          f'{config.action_repeat}], got {config.max_pool_frames}')
+    if config.action_set not in ('minimal', 'full'):
+        raise ConfigError(f"--config.action_set must be 'minimal' or 'full', "
+                          f"got {config.action_set!r}")

@@ -1,0 +1,36 @@
+"""The learner's input: batches drawn from one table, or a fixed mix of several.
+
+`batches(address, [('queue', 4), ('replay', 28)])` yields batches of 32 items: the first 4
+from the online queue and the last 28 from replay, in that order, every batch (LASER sec. 5.1
+mixes online and replayed trajectories; IMPALA's replay experiments, table 2, take half of each
+batch from replay). `data['origin']` [B] holds each item's part index, so a loss can treat the
+parts differently (LASER: entropy on online data only).
+"""
+from typing import Sequence
+
+import reverb
+import tensorflow as tf
+
+ORIGIN = 'origin'
+
+
+def batches(server_address: str, parts: Sequence[tuple[str, int]],
+            prefetch: int = 2) -> tf.data.Dataset:
+    """A dataset of `reverb.ReplaySample`s: `count` items from each `(table, count)` of
+    `parts`, concatenated in that order on the batch axis, with `data['origin']` added."""
+    if not parts or any(count < 1 for _, count in parts):
+        raise ValueError(f'need one or more (table, count >= 1) parts, got {parts}')
+    datasets = []
+    for table, count in parts:
+        dataset = reverb.TrajectoryDataset.from_table_signature(
+            server_address=server_address, table=table,
+            max_in_flight_samples_per_worker=2 * count)
+        datasets.append(dataset.batch(count, drop_remainder=True))
+    origin = tf.repeat(tf.range(len(parts), dtype=tf.int32), [count for _, count in parts])
+
+    def concatenate(*samples):
+        sample = tf.nest.map_structure(lambda *xs: tf.concat(xs, axis=0), *samples)
+        return sample._replace(data={**sample.data, ORIGIN: origin})
+
+    dataset = datasets[0] if len(datasets) == 1 else tf.data.Dataset.zip(tuple(datasets))
+    return dataset.map(concatenate).prefetch(prefetch)

@@ -1,0 +1,38 @@
+"""The learner hook of prioritized replays (Ape-X sec. 3; Reactor sec. 3.3): new priorities go
+back to the table after each update, and frames are counted where the actors generate them."""
+import reverb
+import tensorflow as tf
+
+
+class ReplayFeedback:
+    """`Learner(after_update=...)`: writes the new priorities back, and sets `frames`.
+
+    Frames are counted as Ape-X counts them (table 1, fig. 2): environment frames the actors
+    generated, i.e. transitions inserted into replay times the action repeat, not frames the
+    learner sampled. The count continues from the learner's checkpoint; inserts made while a
+    learner was down are not counted.
+    """
+
+    def __init__(self, client: reverb.Client, table: str, frames: tf.Variable,
+                 frames_per_transition: int):
+        self._client = client
+        self._table = table
+        self._frames = frames
+        self._frames_per_transition = frames_per_transition
+        self._first_inserts = self._inserts()
+        self._first_frames = None
+
+    def _inserts(self) -> int:
+        return self._client.server_info()[self._table].rate_limiter_info.insert_stats.completed
+
+    def __call__(self, outputs):
+        outputs = dict(outputs)
+        keys = outputs.pop('keys').numpy()
+        priorities = outputs.pop('priorities').numpy()
+        self._client.mutate_priorities(
+            self._table, updates=dict(zip(keys.tolist(), priorities.tolist())))
+        if self._first_frames is None:            # after the learner restored its checkpoint
+            self._first_frames = int(self._frames.numpy())
+        inserted = self._inserts() - self._first_inserts
+        self._frames.assign(self._first_frames + inserted * self._frames_per_transition)
+        return outputs

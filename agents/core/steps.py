@@ -1,0 +1,99 @@
+"""The one step schema: what an actor writes for each environment step, what a table's items
+hold, and what a learner reads back.
+
+Step t of one environment holds
+  observation   o_t
+  action        a_t, chosen at o_t
+  reward        r_{t+1}, the raw game reward that followed a_t (clipping belongs to the loss)
+  discount      the environment's discount after a_t: 0 at a termination, 1 otherwise
+  mask          1 for a real step; 0 for the extra step holding the final observation of an
+                episode cut by a time limit (the learner bootstraps from it, learns nothing there)
+  first         True where o_t starts an episode: recurrent cores reset their state before it
+  prev_action   a_{t-1}, and 0 at an episode's first step (IMPALA figure 3's LSTM input)
+  prev_reward   r_t, the raw reward received with o_t, and 0 at an episode's first step
+  <extras>      what the policy computed at o_t (IMPALA: behaviour logits; Ape-X: q values)
+  core_state    recurrent policies only: the core state the policy held before acting at o_t.
+                A sequence stores it at its first step alone (`SequenceAdder`), the state the
+                learner unrolls from.
+"""
+from typing import Any, Mapping, NamedTuple
+
+import numpy as np
+import tensorflow as tf
+import tree
+
+CORE_STATE = 'core_state'
+
+
+def step_spec(*, observation: tf.TensorSpec, action: tf.TensorSpec,
+              extras: Mapping[str, tf.TensorSpec] | None = None,
+              core_state: Any = None) -> dict[str, Any]:
+    """The spec of one step; `core_state` is the (nested) spec of a recurrent core's state."""
+    spec = {
+        'observation': observation,
+        'action': action,
+        'reward': tf.TensorSpec([], tf.float32),
+        'discount': tf.TensorSpec([], tf.float32),
+        'mask': tf.TensorSpec([], tf.float32),
+        'first': tf.TensorSpec([], tf.bool),
+        'prev_action': action,
+        'prev_reward': tf.TensorSpec([], tf.float32),
+        **(extras or {}),
+    }
+    if core_state is not None:
+        spec[CORE_STATE] = core_state
+    return spec
+
+
+def state_spec(state) -> Any:
+    """The per-environment spec of a batched state nest (e.g. an LSTM's `initial_state(1)`)."""
+    return tree.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), state)
+
+
+class PolicyInputs(NamedTuple):
+    """What a policy sees at step t, batched over K environments."""
+    observation: np.ndarray     # [K, ...] o_t
+    prev_action: np.ndarray     # [K, ...] a_{t-1}, 0 at an episode's first step
+    prev_reward: np.ndarray     # [K] r_t, 0 at an episode's first step
+    first: np.ndarray           # [K] bool, True where o_t starts an episode
+
+
+class StepInputs:
+    """Keeps, for K environments, the inputs of the policy's next step (actor and evaluation)."""
+
+    def __init__(self, timesteps, action_spec: tf.TensorSpec):
+        count = len(timesteps)
+        self.observation = [ts.observation for ts in timesteps]
+        self.prev_action = np.zeros((count, *action_spec.shape), action_spec.dtype.as_numpy_dtype)
+        self.prev_reward = np.zeros(count, np.float32)
+        self.first = np.ones(count, bool)
+
+    def batch(self) -> PolicyInputs:
+        return PolicyInputs(np.stack(self.observation), self.prev_action.copy(),
+                            self.prev_reward.copy(), self.first.copy())
+
+    def advance(self, k: int, action, timestep) -> None:
+        """Environment k took `action` and answered `timestep` (a FIRST after a reset)."""
+        self.observation[k] = timestep.observation
+        if timestep.first():
+            self.prev_action[k] = 0
+            self.prev_reward[k] = 0.0
+            self.first[k] = True
+        else:
+            self.prev_action[k] = action
+            self.prev_reward[k] = timestep.reward
+            self.first[k] = False
+
+
+def bootstrap_step(final_observation, last: Mapping[str, Any], core_state=None) -> dict:
+    """The mask-0 step after `last`, holding the final observation of a time-limited episode.
+
+    Its inputs continue the episode (previous action and reward, the core state after `last`),
+    so a recurrent learner computes V(final observation) as the actor's core would have.
+    """
+    step = tree.map_structure(np.zeros_like, dict(last))
+    step.update(observation=final_observation, first=np.bool_(False),
+                prev_action=last['action'], prev_reward=last['reward'])
+    if core_state is not None:
+        step[CORE_STATE] = core_state
+    return step

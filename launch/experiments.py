@@ -1,0 +1,50 @@
+"""The experiment registry: every paper experiment by name, with its paper config, presets,
+checks and builder. Launch programs, evaluation and the runtime look experiments up here; a new
+experiment is one entry (docs/architecture.md, "Where a new agent plugs in").
+"""
+import dataclasses
+import importlib
+from typing import Callable, Mapping
+
+import ml_collections
+
+from agents.core import builders
+from agents.core.config_checks import ConfigError
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    name: str
+    paper_config: Callable[[], ml_collections.ConfigDict]   # the paper's settings
+    presets: Mapping[str, Callable[[ml_collections.ConfigDict], ml_collections.ConfigDict]]
+    check: Callable[[ml_collections.ConfigDict], None]     # one-line ConfigErrors
+    builder: Callable[[ml_collections.ConfigDict], builders.Builder]
+    target_field: str          # the config field the program's --game / --task sets
+    run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
+
+
+# name -> (config module, config function, builder module, builder class, target, prefix).
+# Modules are imported on lookup, so that naming one experiment imports only its agent.
+_REGISTRY = {
+    'impala_atari': ('agents.impala.config', 'atari_experts', 'agents.impala.builder',
+                     'ImpalaAtariBuilder', 'game', 'impala'),
+    'apex_dqn_atari': ('agents.apex.config', 'atari_dqn', 'agents.apex.builder',
+                       'ApexDQNAtariBuilder', 'game', 'apex_dqn'),
+    'apex_dpg_control': ('agents.apex.config', 'control_dpg', 'agents.apex.builder',
+                         'ApexDPGControlBuilder', 'task', 'apex_dpg'),
+}
+
+NAMES = tuple(_REGISTRY)
+
+
+def get(name: str) -> Experiment:
+    """The experiment called `name`; a one-line ConfigError for an unknown one."""
+    if name not in _REGISTRY:
+        raise ConfigError(f'unknown experiment {name!r}; known: {", ".join(NAMES)}')
+    config_module, config_fn, builder_module, builder_class, target, prefix = _REGISTRY[name]
+    config = importlib.import_module(config_module)
+    return Experiment(
+        name=name, paper_config=getattr(config, config_fn), presets=config.PRESETS,
+        check=config.check,
+        builder=getattr(importlib.import_module(builder_module), builder_class),
+        target_field=target, run_dir_prefix=prefix)
