@@ -16,7 +16,7 @@ def _check_rank(name, tensor, rank):
 
 
 def n_step_return(r_t, discount_t, bootstrap_value_tn):
-    """G = r_0 + d_0 r_1 + d_0 d_1 r_2 + ... + (d_0 ... d_{N-1}) bootstrap (docs/paper_notes.md, Ape-X).
+    """G = r_0 + d_0 r_1 + d_0 d_1 r_2 + ... + (d_0 ... d_{N-1}) bootstrap (docs/paper_notes.md).
 
     Args:
       r_t: [B, N] rewards R_{t+1}, ..., R_{t+N}.
