@@ -166,7 +166,7 @@ def components():
               f'(x{steps[True] / steps[False]:.2f})', flush=True)
 
 
-def cores():
+def lstm_against_feed_forward():
     """End-to-end frames/s of the feed-forward and the LSTM net, back to back."""
     fps = {}
     for core in ('feed_forward', 'lstm'):
@@ -187,7 +187,7 @@ def main(argv):
         components()
         return
     if _CORE.value == 'both':
-        cores()
+        lstm_against_feed_forward()
         return
     cores = os.cpu_count()
     config = _config()

@@ -2,17 +2,34 @@
 
 Order: a run directory's saved `config.json` (resuming) or else the paper's config with the
 chosen preset applied; then every `--config.<field>` the user gave on the command line.
+`--config.<field>`s that name no field are refused before flags are parsed (`check_fields`).
 """
+import difflib
 import json
 import os
 import re
-from typing import Callable, Mapping, Sequence
+from typing import Sequence
 
 import ml_collections
 
 from agents.core.config_checks import ConfigError  # noqa: F401  (raised to launch programs)
 
 CONFIG_FILE = 'config.json'
+
+
+def check_fields(config: ml_collections.ConfigDict, experiment: str,
+                 argv: Sequence[str]) -> None:
+    """A one-line ConfigError for a `--config.<field>` that `config` does not have (say,
+    --config.core=lstm for an agent whose networks are feed-forward only)."""
+    for field in overridden_fields(argv):
+        node = config
+        for part in field.split('.'):
+            if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+                near = difflib.get_close_matches(part, list(node) if isinstance(
+                    node, ml_collections.ConfigDict) else [], n=3)
+                hint = f'; did you mean: {", ".join(near)}?' if near else ''
+                raise ConfigError(f'--config.{field}: {experiment} has no field {part!r}{hint}')
+            node = node[part]
 
 
 def overridden_fields(argv: Sequence[str]) -> list[str]:
@@ -25,29 +42,58 @@ def overridden_fields(argv: Sequence[str]) -> list[str]:
     return fields
 
 
-def resolve(*, paper_config: ml_collections.ConfigDict,
-            presets: Mapping[str, Callable[[ml_collections.ConfigDict],
-                                           ml_collections.ConfigDict]],
-            preset: str, flag_config: ml_collections.ConfigDict, argv: Sequence[str],
-            run_dir: str) -> ml_collections.ConfigDict:
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if os.path.exists(path):
-        with open(path) as f:
-            config = ml_collections.ConfigDict(json.load(f))
-    else:
-        if preset not in presets:
+def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
+            argv: Sequence[str], run_dir: str,
+            target: str | None = None) -> ml_collections.ConfigDict:
+    """The config of a run of `experiment` (launch/experiments.py): the run's saved config when
+    resuming, else the preset of the paper config; then the user's `--config.<field>`s and
+    `target` (the program's --game or --task)."""
+    config = _saved(run_dir)
+    if config is None:
+        if preset not in experiment.presets:
             raise ConfigError(f'unknown --preset={preset!r}; choose one of: '
-                              f'{", ".join(presets)}')
-        config = presets[preset](paper_config)
-    for field in overridden_fields(argv):
-        value = flag_config
-        for part in field.split('.'):
-            value = value[part]
-        node = config
+                              f'{", ".join(experiment.presets)}')
+        config = experiment.presets[preset](experiment.paper_config())
+    overrides = {field: _get(flag_config, field) for field in overridden_fields(argv)}
+    if target:
+        overrides[experiment.target_field] = target
+    for field, value in overrides.items():
         *parents, leaf = field.split('.')
-        for part in parents:
-            node = node[part]
-        node[leaf] = value
+        _get(config, '.'.join(parents))[leaf] = value
+    return config
+
+
+def check_resume(experiment, config: ml_collections.ConfigDict, run_dir: str) -> None:
+    """A one-line ConfigError where a checked `config` changes a field of the experiment's
+    `fixed_on_resume` (what shapes the checkpointed network and tables) from the run's saved
+    config."""
+    saved = _saved(run_dir)
+    if saved is None:
+        return
+    for field in experiment.fixed_on_resume:
+        if field in config and config[field] != saved[field]:
+            raise ConfigError(
+                f'--config.{field}={config[field]} cannot change when resuming: {run_dir} was '
+                f'trained with {field}={saved[field]!r}; use another --run_dir for a new run')
+
+
+def _get(config, path: str):
+    for part in filter(None, path.split('.')):
+        config = config[part]
+    return config
+
+
+def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
+    """The config saved in `run_dir`, with fields added to the experiment since then at their
+    paper values; None if there is none."""
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        saved = json.load(f)
+    from launch import experiments  # pylint: disable=import-outside-toplevel
+    config = experiments.get(saved['experiment']).paper_config()
+    config.update(saved)
     return config
 
 
@@ -58,8 +104,8 @@ def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
 
 
 def load(run_dir: str) -> ml_collections.ConfigDict:
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        raise ConfigError(f'{path} not found: is {run_dir!r} a run directory?')
-    with open(path) as f:
-        return ml_collections.ConfigDict(json.load(f))
+    config = _saved(run_dir)
+    if config is None:
+        raise ConfigError(f'{os.path.join(run_dir, CONFIG_FILE)} not found: is {run_dir!r} a '
+                          f'run directory?')
+    return config

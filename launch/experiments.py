@@ -21,9 +21,11 @@ class Experiment:
     builder: Callable[[ml_collections.ConfigDict], builders.Builder]
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
+    fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
 
 
 # name -> (config module, config function, builder module, builder class, target, prefix).
+# The config module also holds PRESETS, `check` and FIXED_ON_RESUME.
 # Modules are imported on lookup, so that naming one experiment imports only its agent.
 _REGISTRY = {
     'impala_atari': ('agents.impala.config', 'atari_experts', 'agents.impala.builder',
@@ -45,6 +47,6 @@ def get(name: str) -> Experiment:
     config = importlib.import_module(config_module)
     return Experiment(
         name=name, paper_config=getattr(config, config_fn), presets=config.PRESETS,
-        check=config.check,
+        check=config.check, fixed_on_resume=config.FIXED_ON_RESUME,
         builder=getattr(importlib.import_module(builder_module), builder_class),
         target_field=target, run_dir_prefix=prefix)

@@ -31,10 +31,18 @@ _REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
 
 
 def define_config(experiment: str, example: str):
-    """`--config`, the experiment's paper config, overridable field by field (`example`)."""
+    """`--config`, the experiment's paper config, overridable field by field (`example`).
+
+    A `--config.<field>` the config does not have is a one-line error here, before flag
+    parsing would end in a traceback."""
+    paper_config = experiments.get(experiment).paper_config()
+    try:
+        configs.check_fields(paper_config, experiment, sys.argv)
+    except configs.ConfigError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(2)
     return config_flags.DEFINE_config_dict(
-        'config', experiments.get(experiment).paper_config(),
-        f'Overrides of the paper config, e.g. {example}.')
+        'config', paper_config, f'Overrides of the paper config, e.g. {example}.')
 
 
 def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
@@ -47,12 +55,11 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     target = target_flag.value or spec.paper_config()[spec.target_field]
     run_dir = _RUN_DIR.value or os.path.join('runs', f'{spec.run_dir_prefix}_{target}')
     try:
-        config = configs.resolve(paper_config=spec.paper_config(), presets=spec.presets,
-                                 preset=_PRESET.value, flag_config=config_flag.value,
-                                 argv=sys.argv, run_dir=run_dir)
-        if target_flag.value:
-            config[spec.target_field] = target_flag.value
+        config = configs.resolve(experiment=spec, preset=_PRESET.value,
+                                 flag_config=config_flag.value, argv=sys.argv,
+                                 run_dir=run_dir, target=target_flag.value)
         spec.check(config)
+        configs.check_resume(spec, config, run_dir)
         runtime.run_role(module=module, builder=spec.builder(config), config=config,
                          run_dir=run_dir, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,

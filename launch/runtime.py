@@ -232,14 +232,15 @@ def run_role(*, module: str, builder: builders.Builder, config, run_dir: str, ro
         raise configs.ConfigError(f'--actor_id={actor_id} is out of range: this run has '
                                   f'--config.num_actors={config.num_actors} per learner')
     if role == 'local':
-        _lock = learner_lib.lock_directory(  # noqa: F841  (held until the run ends)
-            run_dir, 'run', 'wait for it to end, or choose another --run_dir')
-        configs.save(config, run_dir)
-        learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
-                        for i in range(config.num_learners)]
-        launch_local(module=module, run_dir=run_dir, num_learners=config.num_learners,
-                     num_actors=config.num_actors,
-                     on_finished=lambda: [evaluate.evaluate_and_report(d) for d in learner_dirs])
+        with learner_lib.lock_directory(run_dir, 'run',
+                                        'wait for it to end, or choose another --run_dir'):
+            configs.save(config, run_dir)
+            learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
+                            for i in range(config.num_learners)]
+            launch_local(module=module, run_dir=run_dir, num_learners=config.num_learners,
+                         num_actors=config.num_actors,
+                         on_finished=lambda: [evaluate.evaluate_and_report(d)
+                                              for d in learner_dirs])
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')

@@ -143,6 +143,10 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
+# What the checkpoints of a run (learner and replay) hold networks and transitions for.
+FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', 'n_step',
+                   'num_learners')
+
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for Ape-X settings out of range; resolves the game or task name."""

@@ -94,14 +94,9 @@ class Actor:
             actions, extras, next_state = self._policy.select_actions(batch, state)
             for k, env in enumerate(self._envs):
                 ts = env.step(actions[k])
-                step = {'observation': batch.observation[k], 'action': actions[k],
-                        'reward': np.float32(ts.reward), 'discount': np.float32(ts.discount),
-                        'mask': np.float32(1.0), 'first': batch.first[k],
-                        'prev_action': batch.prev_action[k],
-                        'prev_reward': batch.prev_reward[k]}
-                step.update({name: value[k] for name, value in extras.items()})
-                if recurrent:
-                    step[steps.CORE_STATE] = tree.map_structure(lambda s: s[k], state)
+                step = steps.written_step(
+                    batch, k, actions[k], ts, extras,
+                    tree.map_structure(lambda s: s[k], state) if recurrent else None)
                 self._adders[k].add(step)
                 returns[k] += ts.reward
                 lengths[k] += self._frames_per_step

@@ -85,6 +85,20 @@ class StepInputs:
             self.first[k] = False
 
 
+def written_step(inputs: PolicyInputs, k: int, action, timestep, extras: Mapping[str, Any],
+                 core_state=None) -> dict:
+    """Step t of environment k: its inputs at t, the action taken and the environment's
+    answer (reward and discount after it), the policy's extras, the state before it."""
+    step = {'observation': inputs.observation[k], 'action': action,
+            'reward': np.float32(timestep.reward), 'discount': np.float32(timestep.discount),
+            'mask': np.float32(1.0), 'first': inputs.first[k],
+            'prev_action': inputs.prev_action[k], 'prev_reward': inputs.prev_reward[k]}
+    step.update({name: value[k] for name, value in extras.items()})
+    if core_state is not None:
+        step[CORE_STATE] = core_state
+    return step
+
+
 def bootstrap_step(final_observation, last: Mapping[str, Any], core_state=None) -> dict:
     """The mask-0 step after `last`, holding the final observation of a time-limited episode.
 

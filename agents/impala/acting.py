@@ -3,7 +3,6 @@
 With figure 3's LSTM core the policy carries the core state across steps, resets it where an
 episode starts, and feeds the core the previous action and reward (agents/core/steps.py).
 """
-import numpy as np
 import sonnet as snt
 import tensorflow as tf
 

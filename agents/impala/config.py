@@ -99,6 +99,10 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
+# What the checkpoints of a run hold a network (or a directory layout) for.
+FIXED_ON_RESUME = ('game', 'torso', 'core', 'action_set', 'frame_stack', 'screen_size',
+                   'num_learners')
+
 
 def replay_batch_size(config: ml_collections.ConfigDict) -> int:
     """Trajectories of each batch drawn from replay (sec. 5.2.2: half of them)."""
