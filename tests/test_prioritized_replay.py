@@ -211,3 +211,13 @@ def test_adder_writes_n_step_transitions_with_initial_priorities(batch_size):
         assert float(learner_target[0]) == pytest.approx(partial + scale * value, abs=1e-5)
     adder.close()
     server.stop()
+
+
+def test_adder_refuses_a_recurrent_core_state():
+    server = reverb.Server([reverb.Table.queue('transitions', 100, signature=SIGNATURE)])
+    adder = adders.NStepTransitionAdder(reverb.Client(f'localhost:{server.port}'),
+                                        'transitions', n_step=N, discount=GAMMA, batch_size=1)
+    step = dict(_stream(np.random.default_rng(0))[0], core_state=np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match='needs a SequenceAdder'):
+        adder.add(step)
+    server.stop()

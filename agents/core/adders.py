@@ -106,6 +106,9 @@ class NStepTransitionAdder:
         self._pending = []                     # finished transitions waiting to be sent
 
     def add(self, step: Mapping[str, np.ndarray]) -> None:
+        if steps.CORE_STATE in step:
+            raise ValueError('N-step transitions cannot hold a recurrent core state: a '
+                             'recurrent policy needs a SequenceAdder')
         if step['mask'] == 0:                  # the final observation of a time-limit cut
             while self._episode:
                 self._finish(bootstrap=step)

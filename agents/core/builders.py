@@ -18,9 +18,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import actor as actor_lib
-from agents.core import adders as adders_lib
 from agents.core import learner as learner_lib
-from agents.core import steps
 from agents.core import variables
 from reverb_tables import tables
 
@@ -156,14 +154,9 @@ def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: in
     policy = builder.policy(builder.network(), actor_id, seed)
     client = reverb.Client(replay_address)
     envs = [builder.environment(seed=seed + k) for k in range(c.envs_per_actor)]
-    env_adders = [builder.adder(client, learner_id) for _ in envs]
-    if (isinstance(env_adders[0], adders_lib.NStepTransitionAdder)
-            and steps.CORE_STATE in builder.step_spec()):
-        raise ValueError('N-step transitions cannot store a recurrent core state: use a '
-                         'sequence adder with a recurrent policy')
     logs = os.path.join(learner_dir(run_dir, learner_id, c.num_learners), 'logs')
     return actor_lib.Actor(
-        envs=envs, policy=policy, adders=env_adders,
+        envs=envs, policy=policy, adders=[builder.adder(client, learner_id) for _ in envs],
         parameters=variables.VariableClient(
             client, policy.variables, table=tables.private(tables.VARIABLES, learner_id)),
         action_spec=builder.step_spec()['action'],
