@@ -15,7 +15,8 @@ from absl import flags
 
 from launch import program
 
-_TARGET = flags.DEFINE_string('task', None, 'Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).')
+_TARGET = flags.DEFINE_string(
+    'task', None, 'Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).')
 _CONFIG = program.define_config('apex_dpg_control', '--config.exploration_sigma=0.2')
 
 

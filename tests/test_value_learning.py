@@ -35,7 +35,7 @@ def _transitions(seed):
 
 
 def _reference_return(rewards, lengths, terminal, bootstrap):
-    """G_t = sum_{k<m} gamma^k R_{t+k+1} + [not terminal] gamma^m q(S_{t+m}) (PAPER_NOTES)."""
+    """G_t = sum_{k<m} gamma^k R_{t+k+1} + [not terminal] gamma^m q(S_{t+m}) (docs/paper_notes)."""
     out = np.zeros(B)
     for b in range(B):
         total = 0.0
