@@ -30,24 +30,36 @@ class ImpalaPolicy:
 
     def __init__(self, network: snt.Module, jit_compile: bool = False):
         self._network = network
-        self._step = tf.function(self._sample, jit_compile=jit_compile)
+        self._recurrent = is_recurrent(network)
+        # Plain tensor arguments: each one a tf.function call converts costs time per step.
+        sample = self._sample_recurrent if self._recurrent else self._sample_feed_forward
+        self._step = tf.function(sample, jit_compile=jit_compile)
 
     @property
     def variables(self):
         return self._network.trainable_variables
 
     def initial_state(self, num_envs: int):
-        if not is_recurrent(self._network):
+        if not self._recurrent:
             return ()
         return tf.nest.map_structure(lambda s: s.numpy(),
                                      self._network.initial_state(num_envs))
 
-    def _sample(self, inputs, state):
-        logits, next_state = policy_outputs(self._network, inputs, state)
-        actions = tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0]
-        return actions, logits, next_state
+    def _sample_feed_forward(self, observation):
+        logits, _ = policy_outputs(self._network, steps.PolicyInputs(observation, None, None,
+                                                                     None), ())
+        return tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0], logits
+
+    def _sample_recurrent(self, observation, prev_action, prev_reward, first, state):
+        logits, next_state = policy_outputs(
+            self._network, steps.PolicyInputs(observation, prev_action, prev_reward, first),
+            state)
+        return tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0], logits, next_state
 
     def select_actions(self, inputs: steps.PolicyInputs, state):
-        actions, logits, next_state = self._step(inputs, state)
+        if not self._recurrent:
+            actions, logits = self._step(inputs.observation)
+            return actions.numpy(), {'behaviour_logits': logits.numpy()}, state
+        actions, logits, next_state = self._step(*inputs, state)
         return (actions.numpy(), {'behaviour_logits': logits.numpy()},
                 tf.nest.map_structure(lambda s: s.numpy(), next_state))
