@@ -121,7 +121,6 @@ class _Learner:
     """One learner's supervised processes: the learner and its actors."""
 
     def __init__(self, learner_id: int, num_learners: int, num_actors: int, child):
-        self.id = learner_id
         several = num_learners > 1
         ids = [f'--learner_id={learner_id}']
         self.name = f'learner_{learner_id}' if several else 'learner'
@@ -129,9 +128,6 @@ class _Learner:
         self.actors = [child('actor', f'actor_{learner_id}_{i}' if several else f'actor_{i}',
                              extra=ids + [f'--actor_id={i}']) for i in range(num_actors)]
         self.finished = False
-
-    def processes(self) -> list[_Process]:
-        return [self.process, *self.actors]
 
     def supervise(self) -> None:
         """Restarts a dead learner (it resumes) or actor; stops the actors once it is done."""

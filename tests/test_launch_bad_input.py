@@ -103,3 +103,13 @@ def test_a_resumed_run_keeps_its_network(tmp_path):
         assert result.returncode == 2
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+
+
+def test_an_unwritable_run_directory_is_a_one_line_error(tmp_path):
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('')
+    result = _run(f'--run_dir={blocker}/run')
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f'error: cannot write to {blocker}/run: Not a directory; choose a writable --run_dir'
+    ], result.stderr
