@@ -23,14 +23,16 @@ def test_every_experiment_builds_through_the_builder_interface(name):
     builder = experiment.builder(config)
     assert isinstance(builder, builders.Builder)
     spec = builder.step_spec()
-    for field in ('observation', 'action', 'reward', 'discount', 'mask', 'first',
-                  'prev_action', 'prev_reward'):
+    recurrent = steps.CORE_STATE in spec
+    for field in ('observation', 'action', 'reward', 'discount', 'mask'):
         assert field in spec, field
+    for field in ('first', 'prev_action', 'prev_reward'):
+        assert (field in spec) == recurrent, field
     names = [t.name for t in builders.replay_tables(builder, 2)]
     assert tables.VARIABLES in names and tables.private(tables.VARIABLES, 1) in names
     network = builder.network()
     policy = builder.evaluation_policy(network)
-    assert (steps.CORE_STATE in spec) == bool(policy.initial_state(2))
+    assert recurrent == bool(policy.initial_state(2))
 
 
 def test_unknown_experiment_is_a_one_line_error():

@@ -8,13 +8,16 @@ Step t of one environment holds
   discount      the environment's discount after a_t: 0 at a termination, 1 otherwise
   mask          1 for a real step; 0 for the extra step holding the final observation of an
                 episode cut by a time limit (the learner bootstraps from it, learns nothing there)
+  <extras>      what the policy computed at o_t (IMPALA: behaviour logits; Ape-X: q values)
+and, for recurrent policies, what their learners need to rerun the core:
   first         True where o_t starts an episode: recurrent cores reset their state before it
   prev_action   a_{t-1}, and 0 at an episode's first step (IMPALA figure 3's LSTM input)
   prev_reward   r_t, the raw reward received with o_t, and 0 at an episode's first step
-  <extras>      what the policy computed at o_t (IMPALA: behaviour logits; Ape-X: q values)
-  core_state    recurrent policies only: the core state the policy held before acting at o_t.
-                A sequence stores it at its first step alone (`SequenceAdder`), the state the
-                learner unrolls from.
+  core_state    the core state the policy held before acting at o_t. A sequence stores it at
+                its first step alone (`SequenceAdder`), the state the learner unrolls from.
+Feed-forward steps leave these four out: every column costs the actor a Reverb append per
+step (about 8% of end-to-end IMPALA throughput on 2 cores for the first three; see
+benchmarks/README.md). Policies see all of them either way (`PolicyInputs`).
 """
 from typing import Any, Mapping, NamedTuple
 
@@ -28,19 +31,19 @@ CORE_STATE = 'core_state'
 def step_spec(*, observation: tf.TensorSpec, action: tf.TensorSpec,
               extras: Mapping[str, tf.TensorSpec] | None = None,
               core_state: Any = None) -> dict[str, Any]:
-    """The spec of one step; `core_state` is the (nested) spec of a recurrent core's state."""
+    """The spec of one step; `core_state`, the (nested) spec of a recurrent core's state,
+    makes it a recurrent step."""
     spec = {
         'observation': observation,
         'action': action,
         'reward': tf.TensorSpec([], tf.float32),
         'discount': tf.TensorSpec([], tf.float32),
         'mask': tf.TensorSpec([], tf.float32),
-        'first': tf.TensorSpec([], tf.bool),
-        'prev_action': action,
-        'prev_reward': tf.TensorSpec([], tf.float32),
         **(extras or {}),
     }
     if core_state is not None:
+        spec.update(first=tf.TensorSpec([], tf.bool), prev_action=action,
+                    prev_reward=tf.TensorSpec([], tf.float32))
         spec[CORE_STATE] = core_state
     return spec
 
@@ -87,14 +90,16 @@ class StepInputs:
 
 def written_step(inputs: PolicyInputs, k: int, action, timestep, extras: Mapping[str, Any],
                  core_state=None) -> dict:
-    """Step t of environment k: its inputs at t, the action taken and the environment's
-    answer (reward and discount after it), the policy's extras, the state before it."""
+    """Step t of environment k: its observation, the action taken and the environment's
+    answer (reward and discount after it), the policy's extras; with the core state the
+    policy held before it, a recurrent step."""
     step = {'observation': inputs.observation[k], 'action': action,
             'reward': np.float32(timestep.reward), 'discount': np.float32(timestep.discount),
-            'mask': np.float32(1.0), 'first': inputs.first[k],
-            'prev_action': inputs.prev_action[k], 'prev_reward': inputs.prev_reward[k]}
+            'mask': np.float32(1.0)}
     step.update({name: value[k] for name, value in extras.items()})
     if core_state is not None:
+        step.update(first=inputs.first[k], prev_action=inputs.prev_action[k],
+                    prev_reward=inputs.prev_reward[k])
         step[CORE_STATE] = core_state
     return step
 
@@ -106,8 +111,9 @@ def bootstrap_step(final_observation, last: Mapping[str, Any], core_state=None) 
     so a recurrent learner computes V(final observation) as the actor's core would have.
     """
     step = tree.map_structure(np.zeros_like, dict(last))
-    step.update(observation=final_observation, first=np.bool_(False),
-                prev_action=last['action'], prev_reward=last['reward'])
+    step['observation'] = final_observation
     if core_state is not None:
+        step.update(first=np.bool_(False), prev_action=last['action'],
+                    prev_reward=last['reward'])
         step[CORE_STATE] = core_state
     return step
