@@ -172,9 +172,9 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
     try:
         wait_for_replay(address)
         learners = [_Learner(i, num_learners, num_actors, child) for i in range(num_learners)]
-        print(f'[launcher] replay at {address}, {num_learners} learner'
-              f'{"s" if num_learners > 1 else ""}, {num_actors} actors each; logs in {logs}',
-              flush=True)
+        learners_text = (f'{num_learners} learners, {num_actors} actors each'
+                         if num_learners > 1 else f'1 learner, {num_actors} actors')
+        print(f'[launcher] replay at {address}, {learners_text}; logs in {logs}', flush=True)
         while not all(learner.finished for learner in learners):
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
