@@ -167,6 +167,8 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
                         os.path.join(logs, f'{name}.log'), console)
 
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the run as cleanly as Ctrl-C
+    # Ctrl-C even where the launcher inherited SIGINT ignored (a background job of a script).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     replay = child('replay', 'replay')
     learners = []
     try:
