@@ -27,9 +27,9 @@ class SequenceAdder:
 
     IMPALA (sec. 3) uses length T+1 and period T: consecutive unrolls share one step, so the
     learner bootstraps from the last step's value and learns from every transition exactly once.
-    Sequences run across episode boundaries; `first` and the per-step discount mark where
-    episodes start and end. A recurrent policy's `core_state` is stored once per item, from the
-    sequence's first step (agents/core/steps.py).
+    Sequences run across episode boundaries; the per-step discount marks where episodes end
+    (and, in recurrent steps, `first` where they start). A recurrent policy's `core_state` is
+    stored once per item, from the sequence's first step (agents/core/steps.py).
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],

@@ -13,18 +13,6 @@ def is_recurrent(network: snt.Module) -> bool:
     return hasattr(network, 'unroll')
 
 
-def policy_outputs(network: snt.Module, inputs, state):
-    """(logits [K, A], next state) for one step of K environments; `inputs` is a
-    steps.PolicyInputs. The recurrent core takes the step as an unroll of length 1, the same
-    code path as the learner's unroll."""
-    if not is_recurrent(network):
-        return network(inputs.observation).logits, state
-    outputs, next_state = network.unroll(
-        inputs.observation[None], inputs.prev_action[None], inputs.prev_reward[None], None,
-        inputs.first[None], state)
-    return outputs.logits[0], next_state
-
-
 class ImpalaPolicy:
     """Batched acting for the shared actor: one forward pass for all K environments."""
 
@@ -46,14 +34,14 @@ class ImpalaPolicy:
                                      self._network.initial_state(num_envs))
 
     def _sample_feed_forward(self, observation):
-        logits, _ = policy_outputs(self._network, steps.PolicyInputs(observation, None, None,
-                                                                     None), ())
+        logits = self._network(observation).logits
         return tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0], logits
 
     def _sample_recurrent(self, observation, prev_action, prev_reward, first, state):
-        logits, next_state = policy_outputs(
-            self._network, steps.PolicyInputs(observation, prev_action, prev_reward, first),
-            state)
+        """One step as an unroll of length 1: the code path of the learner's unroll."""
+        outputs, next_state = self._network.unroll(
+            observation[None], prev_action[None], prev_reward[None], None, first[None], state)
+        logits = outputs.logits[0]
         return tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0], logits, next_state
 
     def select_actions(self, inputs: steps.PolicyInputs, state):
