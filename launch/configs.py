@@ -13,6 +13,7 @@ from typing import Sequence
 import ml_collections
 
 from agents.core.config_checks import ConfigError  # noqa: F401  (raised to launch programs)
+from launch import experiments
 
 CONFIG_FILE = 'config.json'
 
@@ -24,9 +25,9 @@ def check_fields(config: ml_collections.ConfigDict, experiment: str,
     for field in overridden_fields(argv):
         node = config
         for part in field.split('.'):
-            if not isinstance(node, ml_collections.ConfigDict) or part not in node:
-                near = difflib.get_close_matches(part, list(node) if isinstance(
-                    node, ml_collections.ConfigDict) else [], n=3)
+            fields = list(node) if isinstance(node, ml_collections.ConfigDict) else []
+            if part not in fields:
+                near = difflib.get_close_matches(part, fields, n=3)
                 hint = f'; did you mean: {", ".join(near)}?' if near else ''
                 raise ConfigError(f'--config.{field}: {experiment} has no field {part!r}{hint}')
             node = node[part]
@@ -91,7 +92,6 @@ def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
         return None
     with open(path) as f:
         saved = json.load(f)
-    from launch import experiments  # pylint: disable=import-outside-toplevel
     config = experiments.get(saved['experiment']).paper_config()
     config.update(saved)
     return config
