@@ -1,10 +1,12 @@
-"""V-trace off-policy targets and policy-gradient advantages (IMPALA sec. 4).
+"""V-trace off-policy targets and policy-gradient advantages (IMPALA sec. 4), and LASER's
+trust-region V-trace (Schmitt et al., 2019, sec. 4).
 
 All tensors are time-major: `[T, B]` for per-step quantities, `[B]` for the bootstrap value.
 """
 import collections
 
 import tensorflow as tf
+import tensorflow_probability as tfp
 
 VTraceReturns = collections.namedtuple('VTraceReturns', ['vs', 'pg_advantages'])
 
@@ -81,3 +83,77 @@ def vtrace(log_rhos, discounts, rewards, values, bootstrap_value, *, clip_rho_th
     vs_tp1 = tf.concat([vs[1:], bootstrap_value[None]], axis=0)
     pg_advantages = clip(rhos, clip_pg_rho_threshold) * (rewards + discounts * vs_tp1 - values)
     return VTraceReturns(vs=tf.stop_gradient(vs), pg_advantages=tf.stop_gradient(pg_advantages))
+
+
+# LASER's trust-region V-trace (Schmitt et al., 2019, sec. 4).
+
+
+def implied_policy_log_probs(target_logits, behaviour_logits, clip_rho_threshold=1.0):
+    """log pi~_mu(a|x) of LASER eq. 3, the policy whose value V-trace actually estimates.
+
+    pi~_mu(a|x) = min(rho_bar mu(a|x), pi(a|x)) / sum_b min(rho_bar mu(b|x), pi(b|x)), computed
+    in log space. `target_logits` (pi) and `behaviour_logits` (mu) are [T, B, A]; returns
+    [T, B, A]. `clip_rho_threshold` is rho_bar; None means no clipping (pi~ = pi).
+    """
+    target_logits = tf.convert_to_tensor(target_logits)
+    behaviour_logits = tf.convert_to_tensor(behaviour_logits, dtype=target_logits.dtype)
+    _check_rank('target_logits', target_logits, 3)
+    _check_rank('behaviour_logits', behaviour_logits, 3)
+    log_pi = tf.nn.log_softmax(target_logits, axis=-1)
+    if clip_rho_threshold is None:
+        return log_pi
+    log_mu = tf.nn.log_softmax(behaviour_logits, axis=-1)
+    log_rho_bar = tf.math.log(tf.cast(clip_rho_threshold, log_pi.dtype))
+    log_unnormalised = tf.minimum(log_rho_bar + log_mu, log_pi)
+    return log_unnormalised - tf.reduce_logsumexp(log_unnormalised, axis=-1, keepdims=True)
+
+
+def behaviour_relevance(target_logits, behaviour_logits, clip_rho_threshold=1.0):
+    """beta_KL(s) = KL(pi(.|s) || pi~_mu(.|s)) of LASER sec. 4.3 -> [T, B].
+
+    A function of the state only (current policy and stored behaviour logits), never of the
+    sampled action. Clamped at 0 against rounding; wrapped in `tf.stop_gradient`: a target.
+    """
+    target_logits = tf.convert_to_tensor(target_logits)
+    implied = implied_policy_log_probs(target_logits, behaviour_logits, clip_rho_threshold)
+    kl = tfp.distributions.Categorical(logits=target_logits).kl_divergence(
+        tfp.distributions.Categorical(logits=implied))
+    return tf.stop_gradient(tf.maximum(kl, tf.zeros_like(kl)))
+
+
+def trust_region_mask(relevance, threshold):
+    """lambda(s_t) of LASER eq. 7 -> float [T, B]: 1.0 for relevant states, 0.0 for rejected.
+
+    lambda(s) = 1[beta(s) < b]: the printed indicator reads 1_{beta > b}, but the relevant set
+    is M = {mu_z : beta(pi, mu_z, s) < b} (sec. 4.1) and high-KL, high-bias transitions are the
+    ones rejected (sec. 4.3). `threshold` = float('inf') keeps every state.
+    """
+    relevance = tf.convert_to_tensor(relevance)
+    _check_rank('relevance', relevance, 2)
+    return tf.cast(relevance < tf.cast(threshold, relevance.dtype), relevance.dtype)
+
+
+def trust_region_vtrace(log_rhos, discounts, rewards, values, bootstrap_value, relevant, *,
+                        clip_rho_threshold=1.0, clip_c_threshold=1.0, clip_pg_rho_threshold=1.0,
+                        lambda_=1.0):
+    """Trust-region V-trace targets (LASER eq. 7) and policy-gradient advantages (sec. 4.3).
+
+    G(s_t) = V(s_t) + sum_k (prod_{i<k} gamma_{t+i} lambda(s_{t+i}) c_{t+i})
+    lambda(s_{t+k}) rho_{t+k} delta_{t+k} V. With lambda = `relevant` in {0, 1} this is `vtrace`
+    with rho_t = c_t = 0 at rejected steps, so it sets their log_rhos to the dtype's most
+    negative value (exp() is exactly 0): traces stop there, v_s = V(x_s) at a rejected state,
+    the state before it bootstraps from V of the rejected state, and the policy-gradient
+    advantage of a rejected state is exactly 0 (no loss term). All arguments are as in `vtrace`;
+    `relevant` is the [T, B] float or bool mask of `trust_region_mask`.
+    """
+    log_rhos = tf.convert_to_tensor(log_rhos)
+    relevant = tf.convert_to_tensor(relevant)
+    _check_rank('log_rhos', log_rhos, 2)
+    _check_rank('relevant', relevant, 2)
+    if relevant.dtype != tf.bool:
+        relevant = tf.not_equal(relevant, tf.zeros_like(relevant))
+    rejected_log_rho = tf.constant(log_rhos.dtype.min, log_rhos.dtype)
+    return vtrace(tf.where(relevant, log_rhos, rejected_log_rho), discounts, rewards, values,
+                  bootstrap_value, clip_rho_threshold=clip_rho_threshold,
+                  clip_c_threshold=clip_c_threshold, clip_pg_rho_threshold=clip_pg_rho_threshold,
+                  lambda_=lambda_)
