@@ -82,12 +82,13 @@ def part_emulator(config):
 
 def part_inference(config):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    from agents.impala import acting, builder  # pylint: disable=import-outside-toplevel
+    from agents.core import softmax_policy  # pylint: disable=import-outside-toplevel
+    from agents.impala import builder  # pylint: disable=import-outside-toplevel
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     from agents.core import steps  # pylint: disable=import-outside-toplevel
     b = builder.ImpalaAtariBuilder(config)
-    policy = acting.ImpalaPolicy(b.network(), jit_compile=_JIT.value)
+    policy = softmax_policy.SoftmaxPolicy(b.network(), jit_compile=_JIT.value)
     batch = _BATCH.value or config.envs_per_actor
     inputs = steps.PolicyInputs(
         np.random.default_rng(0).integers(0, 255, (batch, *b.observation_shape), np.uint8),
@@ -104,7 +105,7 @@ def part_learner(config):
     if _BATCH.value:
         config.batch_size = _BATCH.value
     b = builder.ImpalaAtariBuilder(config)
-    state = learning.ImpalaLearning(b.network(), config, jit_compile=_JIT.value)
+    state = learning.impala_learning(b.network(), config, jit_compile=_JIT.value)
     rng = np.random.default_rng(0)
     B, T1 = config.batch_size, config.unroll_length + 1  # noqa: N806
     signature = tables.trajectory_signature(b.step_spec(), T1)

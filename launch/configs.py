@@ -44,11 +44,12 @@ def overridden_fields(argv: Sequence[str]) -> list[str]:
 
 
 def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
-            argv: Sequence[str], run_dir: str,
-            target: str | None = None) -> ml_collections.ConfigDict:
+            argv: Sequence[str], run_dir: str, target: str | None = None,
+            sweep: str | None = None) -> ml_collections.ConfigDict:
     """The config of a run of `experiment` (launch/experiments.py): the run's saved config when
-    resuming, else the preset of the paper config; then the user's `--config.<field>`s and
-    `target` (the program's --game or --task)."""
+    resuming, else the preset of the paper config; then the user's `--config.<field>`s,
+    `target` (the program's --game or --task) and `sweep` (--sweep, which sets the number of
+    learners)."""
     config = _saved(run_dir)
     if config is None:
         if preset not in experiment.presets:
@@ -58,9 +59,16 @@ def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
     overrides = {field: _get(flag_config, field) for field in overridden_fields(argv)}
     if target:
         overrides[experiment.target_field] = target
+    if sweep is not None:
+        if 'sweep' not in config:
+            raise ConfigError(f'--sweep: {experiment.name} runs no sweeps')
+        overrides['sweep'] = sweep
     for field, value in overrides.items():
         *parents, leaf = field.split('.')
         _get(config, '.'.join(parents))[leaf] = value
+    if config.get('sweep'):
+        # A sweep's members are the run's learners (agents/core/sweeps.py).
+        config.num_learners = len(experiment.sweeps.members(config))
     return config
 
 

@@ -1,12 +1,15 @@
 """Evaluate a run's checkpoint under a paper's protocol; writes RUN_DIR/evaluation.csv.
 
   python -m launch.evaluate --run_dir=runs/impala_pong [--protocol=impala_atari_noop]
-      [--episodes=200] [--checkpoint=PATH]
+      [--episodes=200] [--checkpoint=PATH] [--before_frames=N]
 
 Each protocol (paper_tables/protocols.py) fixes the episode count, no-op starts, frame cap and
-action set of the table it reproduces. Rows: game, protocol, checkpoint_frames, episode,
+action set of the table it reproduces; a protocol scored on training episodes (LASER app. C)
+reads the run's logs/episodes.csv instead of playing. With several learners (a sweep), evaluate
+each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
 score (raw game score), episode_frames.
 """
+import csv
 import os
 import sys
 
@@ -84,9 +87,28 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     return results
 
 
+def training_episodes(run_dir: str, episodes: int,
+                      before_frames: int) -> tuple[list[tuple[float, int]], int]:
+    """The last `episodes` (raw score, frames) of training logged before `before_frames`
+    (LASER app. C: "the mean of the last 100 training episodes"), and the frames then."""
+    path = os.path.join(run_dir, 'logs', 'episodes.csv')
+    rows = []
+    if os.path.exists(path):
+        with open(path, newline='') as f:
+            rows = [row for row in csv.DictReader(f) if int(row['frames']) <= before_frames]
+    if not rows:
+        raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
+                                  f'{path}: train first')
+    rows = rows[-episodes:]
+    return ([(float(row['episode_return']), int(row['episode_frames'])) for row in rows],
+            int(rows[-1]['frames']))
+
+
 def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
-                 checkpoint: str | None = None) -> list[dict]:
-    """Evaluates and appends one row per episode to RUN_DIR/evaluation.csv."""
+                 checkpoint: str | None = None, before_frames: int | None = None) -> list[dict]:
+    """Evaluates and appends one row per episode to RUN_DIR/evaluation.csv: episodes played by
+    the checkpoint's policy, or, for a protocol scored on training (`from_training`), the last
+    training episodes before `before_frames` (default: the run's total frames)."""
     config = configs.load(run_dir)
     try:
         protocol = protocols.get_protocol(protocol_name or config.eval_protocol)
@@ -94,12 +116,18 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
         raise configs.ConfigError(str(e)) from None
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
-    builder = builder_for(config)
-    network, frames = restore_network(builder, run_dir, checkpoint)
     game = config.game if 'game' in config else config.task
-    print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
-          f'checkpoint at {frames:,} frames', flush=True)
-    results = run_episodes(builder, network, protocol, episodes, seed=10_000_019 + frames)
+    if protocol.from_training:
+        results, frames = training_episodes(run_dir, episodes,
+                                            before_frames or config.total_frames)
+        print(f'[evaluate] {game}: the last {len(results)} training episodes before '
+              f'{frames:,} frames, protocol {protocol.name}', flush=True)
+    else:
+        builder = builder_for(config)
+        network, frames = restore_network(builder, run_dir, checkpoint)
+        print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
+              f'checkpoint at {frames:,} frames', flush=True)
+        results = run_episodes(builder, network, protocol, episodes, seed=10_000_019 + frames)
     log = run_logging.CsvLogger(os.path.join(run_dir, EVALUATION_FILE))
     rows = []
     for episode, (score, length) in enumerate(results):
@@ -113,12 +141,18 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     return rows
 
 
-def evaluate_and_report(run_dir: str) -> None:
-    """End of training: evaluate the last checkpoint and print the table against the paper."""
-    evaluate_run(run_dir)
+def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
+    """End of training: evaluate every learner's last checkpoint; print the table against the
+    paper for the run, or for a run of several learners (a sweep) each member's score and the
+    table for the best (LASER app. A.3: "the best performing agent instance within each
+    sweep")."""
     from paper_tables import compare  # pylint: disable=import-outside-toplevel
+    from paper_tables import runs  # pylint: disable=import-outside-toplevel
+    scores = {d: np.mean([row['score'] for row in evaluate_run(d)]) for d in learner_dirs}
+    if len(learner_dirs) > 1:
+        print(runs.members_table(run_dir), flush=True)
     try:
-        compare.main_report([run_dir])
+        compare.main_report([max(scores, key=scores.get)])
     except ValueError as e:
         print(f'[evaluate] no comparison with the paper: {e}', flush=True)
 
@@ -127,7 +161,7 @@ def main(argv):
     del argv
     f = flags.FLAGS
     try:
-        evaluate_run(f.run_dir, f.protocol, f.episodes, f.checkpoint)
+        evaluate_run(f.run_dir, f.protocol, f.episodes, f.checkpoint, f.before_frames)
     except configs.ConfigError as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
@@ -139,4 +173,7 @@ if __name__ == '__main__':
     flags.DEFINE_string('protocol', None, "Protocol name (default: the config's).")
     flags.DEFINE_integer('episodes', None, "Episodes (default: the protocol's).")
     flags.DEFINE_string('checkpoint', None, 'Checkpoint path (default: latest).')
+    flags.DEFINE_integer('before_frames', None,
+                         'Protocols scored on training episodes: the episodes before this '
+                         "frame (default: the run's total frames).")
     app.run(main)

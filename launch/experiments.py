@@ -9,6 +9,7 @@ from typing import Callable, Mapping
 import ml_collections
 
 from agents.core import builders
+from agents.core import sweeps as sweeps_lib
 from agents.core.config_checks import ConfigError
 
 
@@ -22,10 +23,12 @@ class Experiment:
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
     fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
+    sweeps: sweeps_lib.Sweeps = sweeps_lib.NONE  # named grids (`--sweep`), sweepable fields
 
 
 # name -> (config module, config function, builder module, builder class, target, prefix).
-# The config module also holds PRESETS, `check` and FIXED_ON_RESUME.
+# The config module also holds PRESETS, `check` and FIXED_ON_RESUME, and SWEEPS where the
+# experiment runs sweeps (agents/core/sweeps.py).
 # Modules are imported on lookup, so that naming one experiment imports only its agent.
 _REGISTRY = {
     'impala_atari': ('agents.impala.config', 'atari_experts', 'agents.impala.builder',
@@ -34,6 +37,8 @@ _REGISTRY = {
                        'ApexDQNAtariBuilder', 'game', 'apex_dqn'),
     'apex_dpg_control': ('agents.apex.config', 'control_dpg', 'agents.apex.builder',
                          'ApexDPGControlBuilder', 'task', 'apex_dpg'),
+    'laser_atari': ('agents.laser.config', 'atari', 'agents.laser.builder',
+                    'LaserAtariBuilder', 'game', 'laser'),
 }
 
 NAMES = tuple(_REGISTRY)
@@ -49,4 +54,5 @@ def get(name: str) -> Experiment:
         name=name, paper_config=getattr(config, config_fn), presets=config.PRESETS,
         check=config.check, fixed_on_resume=config.FIXED_ON_RESUME,
         builder=getattr(importlib.import_module(builder_module), builder_class),
-        target_field=target, run_dir_prefix=prefix)
+        target_field=target, run_dir_prefix=prefix,
+        sweeps=getattr(config, 'SWEEPS', sweeps_lib.NONE))

@@ -26,6 +26,10 @@ _ACTOR_ID = flags.DEFINE_integer('actor_id', 0, 'Index of this actor (--role=act
 _LEARNER_ID = flags.DEFINE_integer('learner_id', 0,
                                    'Which learner this learner or actor belongs to, with '
                                    '--config.num_learners > 1.')
+_SWEEP = flags.DEFINE_string('sweep', None,
+                             "A sweep of learners sharing one replay server: a named grid "
+                             "('paper', 'quick') or 'field=v1,v2;field=v1,v2' "
+                             "(experiments with sweeps: laser_atari).")
 _REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
                                     'How long a role waits for the replay server to answer.')
 
@@ -57,10 +61,11 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     try:
         config = configs.resolve(experiment=spec, preset=_PRESET.value,
                                  flag_config=config_flag.value, argv=sys.argv,
-                                 run_dir=run_dir, target=target_flag.value)
+                                 run_dir=run_dir, target=target_flag.value,
+                                 sweep=_SWEEP.value)
         spec.check(config)
         configs.check_resume(spec, config, run_dir)
-        runtime.run_role(module=module, builder=spec.builder(config), config=config,
+        runtime.run_role(module=module, experiment=spec, config=config,
                          run_dir=run_dir, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
                          learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value)

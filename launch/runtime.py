@@ -24,6 +24,7 @@ from absl import logging
 
 from agents.core import builders
 from agents.core import learner as learner_lib
+from agents.core import sweeps
 from launch import configs
 from launch import evaluate
 
@@ -218,10 +219,13 @@ def _restart(process: _Process, code: int, consequence: str) -> None:
     process.start()
 
 
-def run_role(*, module: str, builder: builders.Builder, config, run_dir: str, role: str,
+def run_role(*, module: str, experiment, config, run_dir: str, role: str,
              replay_address: str | None, actor_id: int, learner_id: int,
              replay_wait_s: float) -> None:
-    """What an experiment program does for `role` with an already checked `config`."""
+    """What an experiment program does for `role` with an already checked `config`.
+
+    Learners and actors run with their sweep member's config (agents/core/sweeps.py); the
+    replay server's tables and the run directory's config.json are the run's."""
     if not 0 <= learner_id < config.num_learners:
         raise configs.ConfigError(f'--learner_id={learner_id} is out of range: this run has '
                                   f'--config.num_learners={config.num_learners} (ids 0 to '
@@ -237,22 +241,29 @@ def run_role(*, module: str, builder: builders.Builder, config, run_dir: str, ro
                             for i in range(config.num_learners)]
             launch_local(module=module, run_dir=run_dir, num_learners=config.num_learners,
                          num_actors=config.num_actors,
-                         on_finished=lambda: [evaluate.evaluate_and_report(d)
-                                              for d in learner_dirs])
+                         on_finished=lambda: evaluate.evaluate_and_report(run_dir,
+                                                                          learner_dirs))
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
     if role == 'replay':
+        builder = experiment.builder(config)
         serve_replay(builders.replay_tables(builder, config.num_learners),
                      port=int(replay_address.rsplit(':', 1)[1]),
                      checkpoint_dir=replay_checkpoint_dir(builder, run_dir))
         return
     wait_for_replay(replay_address, replay_wait_s)
+    member = experiment.sweeps.member_config(config, learner_id)
+    builder = experiment.builder(member)
     if role == 'learner':
-        learner = builders.make_learner(builder, replay_address, run_dir, learner_id)
+        name = 'learner'
+        if config.num_learners > 1:
+            values = experiment.sweeps.members(config)[learner_id] if config.get('sweep') else {}
+            name = ' '.join(filter(None, [f'learner_{learner_id}', sweeps.describe(values)]))
+        learner = builders.make_learner(builder, replay_address, run_dir, learner_id, name)
         configs.save(config, run_dir)
         # Each learner directory is a run directory of its own for evaluation and reports.
-        configs.save(config, builders.learner_dir(run_dir, learner_id, config.num_learners))
+        configs.save(member, builders.learner_dir(run_dir, learner_id, config.num_learners))
         learner.run()
     else:
         builders.make_actor(builder, replay_address, run_dir, actor_id, learner_id).run()

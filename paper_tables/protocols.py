@@ -26,6 +26,8 @@ class EvalProtocol:
     action_set: str          # 'minimal' | 'full' | 'dmlab9' | 'continuous'
     epsilon: float           # epsilon-greedy for value-based agents; 0.0 = act by own policy
     human_starts: bool       # True only where the paper used human starts (states not public)
+    from_training: bool = False  # the score is the last `episodes` training episodes' mean
+                                 # (launch/evaluate.py reads logs/episodes.csv), not a test
 
 
 _PROTOCOLS = (
@@ -70,7 +72,7 @@ _PROTOCOLS = (
     # IMPALA experts LASER builds on.
     EvalProtocol(name='laser_atari_training', paper='laser', table='2 and 1',
                  episodes=100, noop_max=37, max_episode_frames=THIRTY_MINUTES,
-                 action_set='minimal', epsilon=0.0, human_starts=False),
+                 action_set='minimal', epsilon=0.0, human_starts=False, from_training=True),
     # Reactor sec. 4 and tables 4-5: 200 episodes, 30 random no-op starts. The policy mixes in
     # a uniform distribution with epsilon = 0.01 inside the network (appendix 6.4), so no
     # extra epsilon-greedy. Assumptions: 108k frame cap and the minimal action set (the DQN

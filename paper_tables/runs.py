@@ -3,6 +3,10 @@
 RUN_DIR/config.json        the run's config: "experiment", "game", "total_frames", "torso", ...
 RUN_DIR/logs/episodes.csv  frames,wall_time,actor,env,episode_return,episode_frames (training curve)
 RUN_DIR/evaluation.csv     game,protocol,checkpoint_frames,episode,score,episode_frames
+
+A run of several learners (a sweep) keeps each member's files in RUN_DIR/learner_<i>; the run
+stands for its best evaluated member (LASER app. A.3: "selecting the best performing agent
+instance within each sweep").
 """
 import csv
 import dataclasses
@@ -71,11 +75,53 @@ def _curve(path, config):
     return tuple((float(row['frames']), float(row['episode_return'])) for row in rows)
 
 
+def members(run_dir) -> list[pathlib.Path]:
+    """The learner directories of a run of several learners, in learner order; [] otherwise."""
+    found = [p for p in pathlib.Path(run_dir).glob('learner_*') if (p / 'config.json').exists()]
+    return sorted(found, key=lambda p: int(p.name.split('_')[-1]))
+
+
+def _member_scores(run_dir, checkpoint_frames=None):
+    """{member directory: mean evaluated score} of the evaluated members of a run."""
+    scores = {}
+    for path in members(run_dir):
+        if (path / 'evaluation.csv').exists():
+            evaluations = _evaluations(path / 'evaluation.csv', checkpoint_frames)
+            if evaluations:
+                scores[path] = sum(e.mean_score for e in evaluations) / len(evaluations)
+    return scores
+
+
+def members_table(run_dir, checkpoint_frames=None) -> str:
+    """A Markdown table of a sweep's members: what they differ in, and their scores."""
+    paths = members(run_dir)
+    configs = {p: json.loads((p / 'config.json').read_text()) for p in paths}
+    varied = [field for field in configs[paths[0]]
+              if len({json.dumps(c.get(field)) for c in configs.values()}) > 1]
+    scores = _member_scores(run_dir, checkpoint_frames)
+    best = max(scores, key=scores.get) if scores else None
+    lines = ['| member | ' + ' | '.join(varied) + ' | score |',
+             '|---|' + '---|' * (len(varied) + 1)]
+    for path in paths:
+        score = f'{scores[path]:.1f}' if path in scores else 'n/a'
+        mark = ' (best)' if path == best else ''
+        lines.append(f'| {path.name}{mark} | '
+                     + ' | '.join(f'{configs[path].get(f):g}'
+                                  if isinstance(configs[path].get(f), float)
+                                  else str(configs[path].get(f)) for f in varied)
+                     + f' | {score} |')
+    return '\n'.join(lines)
+
+
 def read_run(run_dir, checkpoint_frames=None):
-    """The run in `run_dir`; ValueError with one line when it cannot be compared."""
+    """The run in `run_dir` (a sweep's best member); ValueError with one line when it cannot
+    be compared."""
     path = pathlib.Path(run_dir)
     if not path.is_dir():
         raise ValueError(f'{path}: not a run directory')
+    scores = _member_scores(path, checkpoint_frames)
+    if not (path / 'evaluation.csv').exists() and scores:
+        path = max(scores, key=scores.get)
     if not (path / 'evaluation.csv').exists():
         raise ValueError(f'{path}: no evaluation.csv (evaluate the run with launch/evaluate.py '
                          'first)')

@@ -28,11 +28,16 @@ def _loss(steps, discounts, mask, config):
     """impala_loss on one sequence (batch of 1), time-major."""
     col = lambda x: tf.constant(np.asarray(x)[:, None])  # noqa: E731
     loss, metrics = learning.impala_loss(
-        col(steps['logits']), col(steps['values']), actions=col(steps['actions']),
-        behaviour_logits=col(steps['behaviour_logits']), rewards=col(steps['rewards']),
-        discounts=col(np.asarray(discounts, np.float32)),
-        mask=col(np.asarray(mask, np.float32)), config=config)
+        col(steps['logits']), col(steps['values']), _data(
+            action=col(steps['actions']), behaviour_logits=col(steps['behaviour_logits']),
+            reward=col(steps['rewards']), discount=col(np.asarray(discounts, np.float32)),
+            mask=col(np.asarray(mask, np.float32))), config)
     return float(loss), {k: float(v) for k, v in metrics.items()}
+
+
+def _data(**fields):
+    """Time-major unroll fields, all from the online queue."""
+    return dict(fields, origin=tf.zeros(fields['reward'].shape[1:], tf.int32))
 
 
 def _concat(*parts):
@@ -95,11 +100,11 @@ def test_loss_is_summed_over_batch_and_time():
     loss_b, _ = _loss(b, [1] * 5, [1] * 5, config)
     both = {k: np.stack([a[k], b[k]], axis=1) for k in a}
     loss, _ = learning.impala_loss(
-        tf.constant(both['logits']), tf.constant(both['values']),
-        actions=tf.constant(both['actions']),
-        behaviour_logits=tf.constant(both['behaviour_logits']),
-        rewards=tf.constant(both['rewards']), discounts=tf.ones([5, 2]),
-        mask=tf.ones([5, 2]), config=config)
+        tf.constant(both['logits']), tf.constant(both['values']), _data(
+            action=tf.constant(both['actions']),
+            behaviour_logits=tf.constant(both['behaviour_logits']),
+            reward=tf.constant(both['rewards']), discount=tf.ones([5, 2]),
+            mask=tf.ones([5, 2])), config)
     np.testing.assert_allclose(float(loss), loss_a + loss_b, rtol=1e-5)
 
 
@@ -120,7 +125,7 @@ def _learning(jit_compile, config):
     tf.random.set_seed(7)
     network = networks.ImpalaFeedForwardNet(4, torso='shallow')
     network(tf.zeros((1, 84, 84, 4), tf.uint8))
-    return learning.ImpalaLearning(network, config, jit_compile=jit_compile)
+    return learning.impala_learning(network, config, jit_compile=jit_compile)
 
 
 def test_update_with_and_without_xla_agree():

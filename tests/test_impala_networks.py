@@ -162,5 +162,16 @@ def test_unroll_compiles_with_xla():
 
 
 def test_unknown_torso_raises():
-    with pytest.raises(ValueError, match='torso must be one of'):
+    with pytest.raises(ValueError, match="torso must be 'shallow' or 'deep'"):
         impala.ImpalaFeedForwardNet(4, torso='resnet')
+
+
+def test_laser_widens_every_deep_convolution_four_times():
+    """LASER sec. 5.1: the deep network with 4x the channels of figure 3 (16, 32, 32)."""
+    net = impala.ImpalaFeedForwardNet(4, torso='deep', channel_multiplier=4)
+    net(tf.zeros((1, 84, 84, 4), tf.uint8))
+    conv_kernels = [v for v in net.trainable_variables if 'conv' in v.name and 'w:' in v.name]
+    assert len(conv_kernels) == 15
+    assert sorted({int(v.shape[-1]) for v in conv_kernels}) == [64, 128]
+    with pytest.raises(ValueError, match='channel_multiplier only for'):
+        impala.ImpalaFeedForwardNet(4, torso='shallow', channel_multiplier=4)

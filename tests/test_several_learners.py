@@ -43,8 +43,9 @@ def test_two_learners_share_replay_and_resume_on_their_own(tmp_path):
     assert launcher.returncode == 0, output
     assert 'learner_1 exited with code -9; restarting it, resuming' in output, output
     assert 'learner_0 exited' not in output
-    resumed = [line for line in output.splitlines() if line.startswith('[learner] resumed')]
-    assert len(resumed) == 1 and 'learner_1/checkpoints' in resumed[0], output
+    resumed = [line for line in output.splitlines() if ' resumed from ' in line]
+    assert len(resumed) == 1 and resumed[0].startswith('[learner_1]'), output
+    assert 'learner_1/checkpoints' in resumed[0], output
     assert int(resumed[0].rsplit(' ', 1)[1].replace(',', '')) >= killed_at > 0
 
     with open(os.path.join(run_dir, 'logs', 'replay.log')) as f:

@@ -126,8 +126,9 @@ def actor_seed(config: ml_collections.ConfigDict, learner_id: int, actor_id: int
 
 
 def make_learner(builder: Builder, replay_address: str, run_dir: str,
-                 learner_id: int = 0) -> learner_lib.Learner:
-    """The learner role of `learner_id`, reading its batches and writing to its tables."""
+                 learner_id: int = 0, name: str = 'learner') -> learner_lib.Learner:
+    """The learner role of `learner_id`, reading its batches and writing to its tables;
+    `name` heads its progress lines."""
     c = builder.config
     tf.random.set_seed(learner_seed(c, learner_id))
     state = builder.learning_state()
@@ -142,7 +143,9 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         variables_table=tables.private(tables.VARIABLES, learner_id),
         episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
         after_update=builder.replay_feedback(client, state, learner_id),
-        on_checkpoint=client.checkpoint if builder.replay_checkpointing else None)
+        # One learner checkpoints the server: with a sweep, one checkpoint of the shared replay.
+        on_checkpoint=(client.checkpoint if builder.replay_checkpointing and learner_id == 0
+                       else None), name=name)
 
 
 def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,

@@ -58,3 +58,27 @@ def atari_environment(config: ml_collections.ConfigDict) -> None:
     if config.action_set not in ('minimal', 'full'):
         raise ConfigError(f"--config.action_set must be 'minimal' or 'full', "
                           f"got {config.action_set!r}")
+
+
+def unroll_learning(config: ml_collections.ConfigDict) -> None:
+    """The settings of an agent built on agents/core/unrolls.py (IMPALA, LASER)."""
+    at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size', 'channel_multiplier')
+    at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
+    in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum', 'vtrace_lambda')
+    positive(config, 'learning_rate', 'rmsprop_epsilon')
+    one_of(config, 'torso', ('shallow', 'deep'))
+    one_of(config, 'core', ('feed_forward', 'lstm'))
+    if config.torso == 'shallow' and config.channel_multiplier != 1:
+        raise ConfigError('--config.channel_multiplier widens the deep torso only: use '
+                          '--config.torso=deep, or channel_multiplier=1')
+    proportion = config.replay_proportion
+    if not 0.0 <= proportion < 1.0:
+        raise ConfigError(f'--config.replay_proportion must be in [0, 1) (the online queue needs '
+                          f'a part of every batch), got {proportion}')
+    replayed = round(proportion * config.batch_size)
+    if proportion and not 1 <= replayed < config.batch_size:
+        raise ConfigError(
+            f'--config.replay_proportion={proportion} of --config.batch_size='
+            f'{config.batch_size} is {proportion * config.batch_size:g} trajectories: each '
+            f'batch needs at least one replayed and one online trajectory (batches take '
+            f'round(proportion x batch) from replay)')

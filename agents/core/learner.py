@@ -75,7 +75,8 @@ class Learner:
                  variables_table: str = tables.VARIABLES,
                  episode_stats_table: str = tables.EPISODE_STATS,
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
-                 | None = None, on_checkpoint: Callable[[], Any] | None = None):
+                 | None = None, on_checkpoint: Callable[[], Any] | None = None,
+                 name: str = 'learner'):
         self._update = update
         self._after_update = after_update
         self._iterator = iterator
@@ -98,7 +99,8 @@ class Learner:
         self._learner_csv = run_logging.CsvLogger(os.path.join(logs, 'learner.csv'))
         self._episodes_csv = run_logging.CsvLogger(os.path.join(logs, 'episodes.csv'))
         self._tensorboard = run_logging.TensorBoardLogger(os.path.join(logs, 'tensorboard'))
-        self._progress = run_logging.ProgressLine('learner', total_frames, log_interval_s)
+        self._progress = run_logging.ProgressLine(name, total_frames, log_interval_s)
+        self._name = name
         self._stop_requested = False
 
     def restore(self) -> None:
@@ -106,7 +108,7 @@ class Learner:
         if path:
             logging.info('restored %s: step %d, frames %d', path, int(self._step.numpy()),
                          int(self._frames.numpy()))
-            print(f'[learner] resumed from {path} at frame {int(self._frames.numpy()):,}',
+            print(f'[{self._name}] resumed from {path} at frame {int(self._frames.numpy()):,}',
                   flush=True)
 
     def run(self, max_steps: int | None = None) -> None:

@@ -1,4 +1,5 @@
-"""IMPALA's behaviour policy: sample from the network's softmax, store mu's logits (sec. 4).
+"""The actor-critic behaviour policy: sample from the network's softmax and store mu's logits
+(IMPALA sec. 4; LASER's replay keeps the same logits, sec. 4.3).
 
 With figure 3's LSTM core the policy carries the core state across steps, resets it where an
 episode starts, and feeds the core the previous action and reward (agents/core/steps.py).
@@ -13,7 +14,7 @@ def is_recurrent(network: snt.Module) -> bool:
     return hasattr(network, 'unroll')
 
 
-class ImpalaPolicy:
+class SoftmaxPolicy:
     """Batched acting for the shared actor: one forward pass for all K environments."""
 
     def __init__(self, network: snt.Module, jit_compile: bool = False):

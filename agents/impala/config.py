@@ -16,6 +16,7 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.torso = 'shallow'              # sec. 5.3.2 / table 4 report 'shallow' and 'deep' experts
     c.core = 'feed_forward'          # sec. 5.3.2: Atari experts have no LSTM; 'lstm' is figure
                                      # 3's core fed the last action and clipped reward
+    c.channel_multiplier = 1         # figure 3's channels (LASER widens them 4x)
     c.seed = 0
 
     # Environment (appendix G, table G.1).
@@ -100,40 +101,18 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
 # What the checkpoints of a run hold a network (or a directory layout) for.
-FIXED_ON_RESUME = ('game', 'torso', 'core', 'action_set', 'frame_stack', 'screen_size',
-                   'num_learners')
-
-
-def replay_batch_size(config: ml_collections.ConfigDict) -> int:
-    """Trajectories of each batch drawn from replay (sec. 5.2.2: half of them)."""
-    return round(config.replay_proportion * config.batch_size)
+FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
+                   'screen_size', 'num_learners')
 
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for IMPALA Atari settings out of range; resolves the game name."""
     config_checks.atari_environment(config)
     config_checks.runtime(config)
-    config_checks.at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size',
-                           'replay_capacity')
-    config_checks.at_least(config, 0, 'entropy_cost', 'baseline_cost')
-    config_checks.in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum',
-                                   'vtrace_lambda')
-    config_checks.positive(config, 'learning_rate', 'rmsprop_epsilon', 'max_grad_norm')
-    if config.torso not in ('shallow', 'deep'):
-        raise config_checks.ConfigError(
-            f"--config.torso must be 'shallow' or 'deep', got {config.torso!r}")
-    config_checks.one_of(config, 'core', ('feed_forward', 'lstm'))
-    if not 0.0 <= config.replay_proportion < 1.0:
-        raise config_checks.ConfigError(
-            f'--config.replay_proportion must be in [0, 1) (the online queue needs a part of '
-            f'every batch), got {config.replay_proportion}')
-    replayed = config.replay_proportion * config.batch_size
-    if abs(replayed - round(replayed)) > 1e-6 or (replayed and round(replayed) == 0):
-        raise config_checks.ConfigError(
-            f'--config.replay_proportion={config.replay_proportion} of '
-            f'--config.batch_size={config.batch_size} is {replayed:g} trajectories: the online '
-            f'and replay parts must be whole numbers of trajectories adding up to the batch')
-    if replayed and config.replay_capacity < round(replayed):
+    config_checks.unroll_learning(config)
+    config_checks.at_least(config, 1, 'replay_capacity')
+    replayed = round(config.replay_proportion * config.batch_size)
+    if config.replay_capacity < replayed:
         raise config_checks.ConfigError(
             f'--config.replay_capacity ({config.replay_capacity}) must hold at least one '
-            f'replay batch ({round(replayed)} trajectories)')
+            f'replay batch ({replayed} trajectories)')

@@ -65,20 +65,24 @@ class DeepTorso(snt.Module):
         return tf.nn.relu(self._linear(x))
 
 
-def make_torso(torso):
-    """'shallow' or 'deep' -> the Figure 3 torso module."""
-    torsos = {'shallow': ShallowTorso, 'deep': DeepTorso}
-    if torso not in torsos:
-        raise ValueError(f"torso must be one of {sorted(torsos)}, got {torso!r}.")
-    return torsos[torso]()
+def make_torso(torso, channel_multiplier=1):
+    """'shallow' or 'deep' -> the Figure 3 torso module. `channel_multiplier` widens the deep
+    torso's convolutions (LASER sec. 5.1: "increased the number of channels 4x")."""
+    if torso == 'shallow' and channel_multiplier == 1:
+        return ShallowTorso()
+    if torso == 'deep':
+        return DeepTorso(channels=tuple(channel_multiplier * c for c in (16, 32, 32)))
+    raise ValueError(f"torso must be 'shallow' or 'deep' (channel_multiplier only for 'deep'), "
+                     f"got {torso!r} with channel_multiplier={channel_multiplier}.")
 
 
 class ImpalaFeedForwardNet(snt.Module):
     """Atari network (sec. 5.3.2, app. G): torso on 4 stacked frames, then policy and value."""
 
-    def __init__(self, num_actions, torso='shallow', name='impala_feed_forward_net'):
+    def __init__(self, num_actions, torso='shallow', channel_multiplier=1,
+                 name='impala_feed_forward_net'):
         super().__init__(name=name)
-        self._torso = make_torso(torso)
+        self._torso = make_torso(torso, channel_multiplier)
         self._policy = snt.Linear(num_actions, name='policy_logits')
         self._baseline = snt.Linear(1, name='baseline')
 
@@ -118,11 +122,11 @@ class ImpalaRecurrentNet(snt.Module):
     only the LSTM steps through time, its state reset to the initial state where `first`.
     """
 
-    def __init__(self, num_actions, torso='shallow', use_instruction=True,
+    def __init__(self, num_actions, torso='shallow', use_instruction=True, channel_multiplier=1,
                  name='impala_recurrent_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
-        self._torso = snt.BatchApply(make_torso(torso))
+        self._torso = snt.BatchApply(make_torso(torso, channel_multiplier))
         self._instruction = (snt.BatchApply(InstructionEncoder()) if use_instruction else None)
         self._core = snt.LSTM(256)
         self._policy = snt.BatchApply(snt.Linear(num_actions, name='policy_logits'))

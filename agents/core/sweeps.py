@@ -1,0 +1,102 @@
+"""Hyperparameter sweeps run as one experiment: every member is a learner of the run, with its
+own actors and hyperparameters, on one replay server (LASER sec. 5.1: "multiple agents start
+from-scratch, run concurrently at identical speed"; sec. 5.4 shares their replay).
+
+A sweep is named in the config's `sweep` field: a grid of the agent's config module (`SWEEPS`,
+e.g. 'paper'), or written inline as `field=v1,v2;other=v3,v4`. Members are the grid's
+Cartesian product in the order written, the first field varying slowest; member i is learner i.
+"""
+import dataclasses
+import difflib
+import itertools
+from typing import Mapping, Sequence
+
+import ml_collections
+
+from agents.core.config_checks import ConfigError
+
+Grid = Mapping[str, Sequence]
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweeps:
+    """An experiment's named grids, and the fields a sweep may vary: those that learners can
+    differ in while sharing one replay server, its tables and the actors' settings."""
+    named: Mapping[str, Grid]
+    sweepable: tuple[str, ...]
+
+    def grid(self, config: ml_collections.ConfigDict) -> Grid:
+        """The grid `config.sweep` names or writes; {} for no sweep. One-line ConfigErrors."""
+        spec = config.get('sweep', '')
+        if not spec:
+            return {}
+        if spec in self.named:
+            result = self.named[spec]
+        elif '=' in spec:
+            result = _split(spec)
+        else:
+            raise ConfigError(f'unknown sweep {spec!r}: name one of '
+                              f'{", ".join(self.named) or "(none)"}, or write a grid as '
+                              f'field=v1,v2;field=v1,v2')
+        for field, values in result.items():
+            if field not in self.sweepable:
+                near = difflib.get_close_matches(field, self.sweepable, n=3)
+                hint = f'did you mean: {", ".join(near)}? ' if near else ''
+                raise ConfigError(f'sweep {spec!r} names {field!r}, which is not a field a '
+                                  f'sweep can vary ({hint}sweepable: '
+                                  f'{", ".join(self.sweepable)})')
+            if not values:
+                raise ConfigError(f'sweep {spec!r} gives no values for {field!r}')
+        return {field: [_value(v, field, config[field]) if isinstance(v, str) else v
+                        for v in values] for field, values in result.items()}
+
+    def members(self, config: ml_collections.ConfigDict) -> list[dict]:
+        """The grid's points, one dict of field values per member; [{}] for no sweep."""
+        sweep_grid = self.grid(config)
+        fields = list(sweep_grid)
+        return [dict(zip(fields, values))
+                for values in itertools.product(*(sweep_grid[f] for f in fields))]
+
+    def member_config(self, config: ml_collections.ConfigDict,
+                      learner_id: int) -> ml_collections.ConfigDict:
+        """The config of learner `learner_id`: the run's config with its member's values."""
+        points = self.members(config)
+        if len(points) == 1:
+            return config
+        if not 0 <= learner_id < len(points):
+            raise ConfigError(f'--learner_id={learner_id} is out of range: sweep '
+                              f'{config.sweep!r} has {len(points)} members')
+        member = ml_collections.ConfigDict(config.to_dict())
+        member.update(points[learner_id])
+        return member
+
+
+NONE = Sweeps(named={}, sweepable=())
+
+
+def describe(values: Mapping) -> str:
+    """'learning_rate=0.0003 entropy_cost=0.01': one member's values, for progress lines."""
+    return ' '.join(f'{field}={value:g}' if isinstance(value, float) else f'{field}={value}'
+                    for field, value in values.items())
+
+
+def _split(spec: str) -> dict[str, list[str]]:
+    """'a=1,2;b=3' -> {'a': ['1', '2'], 'b': ['3']}."""
+    result = {}
+    for part in filter(None, spec.split(';')):
+        field, _, values = part.partition('=')
+        result[field.strip()] = [v.strip() for v in values.split(',') if v.strip()]
+    return result
+
+
+def _value(text: str, field: str, current):
+    """`text` as a number of the field's type; one-line error if it is not one."""
+    if isinstance(current, bool) or not isinstance(current, (int, float)):
+        raise ConfigError(f'sweep field {field!r} is not numeric: only numeric fields are swept')
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f'sweep value {text!r} for {field!r} is not a number') from None
+    if value != value or value in (float('inf'), float('-inf')):
+        raise ConfigError(f'sweep value {text!r} for {field!r} must be a finite number')
+    return int(value) if isinstance(current, int) and value == int(value) else value

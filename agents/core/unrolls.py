@@ -1,0 +1,266 @@
+"""Learning from actors' unrolls with behaviour logits: what IMPALA and LASER share.
+
+Actors write unrolls of T+1 steps (overlapping by one) into each learner's online queue, and
+into a uniform FIFO replay when `replay_proportion` > 0 (IMPALA sec. 5.2.2, LASER sec. 5.1),
+private to the learner or shared by all learners of the server (LASER sec. 5.4). Every batch
+holds `batch_size - replayed` online unrolls followed by `replayed` ones from replay. The network
+is figure 3's (IMPALA), feed-forward or with its LSTM core; the update is a loss the agent gives,
+minimised with TF1 RMSProp at a learning rate annealed linearly to zero (IMPALA table G.1).
+
+An agent's builder subclasses `UnrollBuilder` beside an environment mixin that provides
+`num_actions` and `observation_shape`, and gives its loss to `UnrollLearning`.
+"""
+from typing import Callable
+
+import ml_collections
+import reverb
+import sonnet as snt
+import tensorflow as tf
+
+from agents.core import adders
+from agents.core import builders
+from agents.core import datasets
+from agents.core import optimizers
+from agents.core import softmax_policy
+from agents.core import steps
+from agents.networks import impala as impala_networks
+from agents.ops import policy_gradient
+from agents.ops import vtrace
+from reverb_tables import tables
+
+# loss(logits [T+1, B, A], values [T+1, B], data (time-major, with `origin` [B])) ->
+# (loss, {metric: value}).
+Loss = Callable[[tf.Tensor, tf.Tensor, dict], tuple[tf.Tensor, dict]]
+
+
+def replay_batch_size(config: ml_collections.ConfigDict) -> int:
+    """Trajectories of each batch drawn from replay: `replay_proportion` of the batch."""
+    return round(config.replay_proportion * config.batch_size)
+
+
+class UnrollBuilder(builders.Builder):
+    """Tables, network, dataset, adder and policy of an agent that learns from unrolls."""
+
+    def replay_capacity(self) -> int:
+        """Unrolls the replay table holds (FIFO removal beyond)."""
+        return self.config.replay_capacity
+
+    def network(self) -> snt.Module:
+        """Figure 3's net: feed-forward (IMPALA's Atari experts) or with the LSTM core fed the
+        last action and clipped reward (`core='lstm'`)."""
+        c = self.config
+        if c.core == 'lstm':
+            network = impala_networks.ImpalaRecurrentNet(
+                self.num_actions, torso=c.torso, use_instruction=False,
+                channel_multiplier=c.channel_multiplier)
+            network.unroll(tf.zeros((1, 1, *self.observation_shape), tf.uint8),
+                           tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
+                           tf.ones((1, 1), tf.bool), network.initial_state(1))
+            return network
+        network = impala_networks.ImpalaFeedForwardNet(self.num_actions, torso=c.torso,
+                                                       channel_multiplier=c.channel_multiplier)
+        network(tf.zeros((1, *self.observation_shape), tf.uint8))
+        return network
+
+    def step_spec(self) -> dict:
+        core_state = None
+        if self.config.core == 'lstm':
+            core_state = steps.state_spec(impala_networks.ImpalaRecurrentNet(
+                self.num_actions, use_instruction=False).initial_state(1))
+        return steps.step_spec(
+            observation=tf.TensorSpec(self.observation_shape, tf.uint8),
+            action=tf.TensorSpec([], tf.int32),
+            extras={'behaviour_logits': tf.TensorSpec([self.num_actions], tf.float32)},
+            core_state=core_state)
+
+    def tables(self) -> list[builders.TableDeclaration]:
+        c = self.config
+        spec = self.step_spec()
+        declared = [builders.TableDeclaration(
+            tables.QUEUE, lambda name: tables.queue_table(spec, c.unroll_length, c.queue_size,
+                                                          name=name))]
+        if c.replay_proportion:
+            declared.append(builders.TableDeclaration(
+                tables.REPLAY, lambda name: tables.uniform_replay_table(
+                    spec, c.unroll_length + 1, self.replay_capacity(), replay_batch_size(c),
+                    name=name),
+                shared=c.replay_shared))
+        return declared
+
+    def dataset(self, replay_address: str, learner_id: int):
+        c = self.config
+        replayed = replay_batch_size(c)
+        parts = [(self.table(tables.QUEUE, learner_id), c.batch_size - replayed)]
+        if replayed:
+            parts.append((self.table(tables.REPLAY, learner_id), replayed))
+        return iter(datasets.batches(replay_address, parts).map(lambda sample: sample.data))
+
+    def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
+        priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
+        if self.config.replay_proportion:
+            priorities[self.table(tables.REPLAY, learner_id)] = adders.constant_priority()
+        return adders.SequenceAdder(client, priorities, length=self.config.unroll_length + 1,
+                                    period=self.config.unroll_length)
+
+    def actor_update_period(self) -> int:
+        """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""
+        return self.config.unroll_length
+
+    def policy(self, network: snt.Module, actor_id: int,
+               seed: int) -> softmax_policy.SoftmaxPolicy:
+        del actor_id, seed   # sampling is seeded through tf.random.set_seed
+        return softmax_policy.SoftmaxPolicy(network, jit_compile=False)
+
+    def evaluation_policy(self, network: snt.Module) -> softmax_policy.SoftmaxPolicy:
+        """Actor-critic agents are evaluated acting by their own stochastic policy."""
+        return softmax_policy.SoftmaxPolicy(network)
+
+
+def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *,
+                      trust_region_threshold: float | None = None,
+                      entropy_online_only: bool = False):
+    """The V-trace actor-critic loss (IMPALA sec. 4.2) and its metrics, on time-major unrolls
+    of T+1 steps: policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
+    SUMMED over batch and time (IMPALA table G.1).
+
+    Step t holds o_t, a_t, mu(.|o_t) and the reward and discount that followed a_t. The first
+    T steps are learnt from; step T only provides the bootstrap value V(o_T). A step with
+    mask 0 (the final observation of a time-limited episode) is treated as a rejected state of
+    LASER eq. 7: rho = c = 0 there, so v_s = V(x_s), it adds nothing to any loss term, and the
+    step before bootstraps from its value.
+
+    With `trust_region_threshold` b, states whose behaviour relevance beta_KL (LASER sec. 4.3)
+    is not below b are rejected the same way (trust-region V-trace, eq. 7). With
+    `entropy_online_only`, the entropy term sees only the online unrolls (LASER sec. 5.1).
+    """
+    learner_logits = logits[:-1]
+    behaviour_logits = data['behaviour_logits'][:-1]
+    bootstrap_value = values[-1]
+    values = values[:-1]
+    actions = data['action'][:-1]
+    mask = data['mask'][:-1]
+    clip = config.reward_clip
+    rewards = data['reward'][:-1]
+    rewards = tf.clip_by_value(rewards, -clip, clip) if clip else rewards
+    discounts = config.discount * data['discount'][:-1]
+
+    relevant = mask
+    metrics = {}
+    if trust_region_threshold is not None:
+        relevance = vtrace.behaviour_relevance(learner_logits, behaviour_logits,
+                                               config.clip_rho_threshold)
+        relevant = mask * vtrace.trust_region_mask(relevance, trust_region_threshold)
+        replayed = mask * (1.0 - online(data))[None]
+        metrics.update(
+            behaviour_kl_online=_mean(relevance, mask * online(data)[None]),
+            behaviour_kl_replay=_mean(relevance, replayed),
+            rejected_fraction_replay=1.0 - _mean(relevant, replayed))
+    log_rhos = (vtrace.log_probs_from_logits_and_actions(learner_logits, actions)
+                - vtrace.log_probs_from_logits_and_actions(behaviour_logits, actions))
+    returns = vtrace.trust_region_vtrace(
+        log_rhos, discounts, rewards, values, bootstrap_value, relevant,
+        clip_rho_threshold=config.clip_rho_threshold,
+        clip_c_threshold=config.clip_c_threshold,
+        clip_pg_rho_threshold=config.clip_pg_rho_threshold,
+        lambda_=config.vtrace_lambda)
+
+    pg_loss = policy_gradient.policy_gradient_loss(learner_logits, actions,
+                                                   returns.pg_advantages)
+    baseline_loss = policy_gradient.baseline_loss(returns.vs - values)
+    entropy_mask = relevant * online(data)[None] if entropy_online_only else relevant
+    entropy_loss = policy_gradient.entropy_loss(learner_logits, mask=entropy_mask)
+    loss = pg_loss + config.baseline_cost * baseline_loss + config.entropy_cost * entropy_loss
+    metrics.update(loss=loss, policy_gradient_loss=pg_loss, baseline_loss=baseline_loss,
+                   entropy_loss=entropy_loss, mean_value=tf.reduce_mean(values),
+                   mean_rho=_mean(tf.exp(log_rhos), relevant))
+    return loss, metrics
+
+
+def _mean(x, weights):
+    return tf.reduce_sum(x * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
+
+
+class UnrollLearning(tf.Module):
+    """Network, optimizer and counters of one learner; `update` is the compiled step.
+
+    TF1-style RMSProp (IMPALA table G.1), the learning rate annealed linearly to 0 over
+    `total_frames`, gradients clipped by global norm `max_grad_norm` (0: no clipping, LASER
+    sec. 5.1). Frames count only online unrolls: replayed ones were counted when new.
+    """
+
+    def __init__(self, network: snt.Module, config: ml_collections.ConfigDict, loss: Loss,
+                 jit_compile: bool, name: str = 'learning'):
+        super().__init__(name=name)
+        self.network = network
+        self.learning_rate = tf.Variable(config.learning_rate, trainable=False,
+                                         dtype=tf.float32, name='learning_rate')
+        self.optimizer = optimizers.RMSPropTF1(
+            learning_rate=self.learning_rate, decay=config.rmsprop_decay,
+            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon)
+        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
+        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
+        self._config = config
+        self._loss = loss
+        self.update = tf.function(self._update, jit_compile=jit_compile)
+
+    def _update(self, batch):
+        """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them, with
+        `origin` [B] (0 online, 1 replay; core/datasets.py)."""
+        config = self._config
+        data = time_major(batch)
+        progress = tf.cast(self.frames, tf.float32) / float(config.total_frames)
+        self.learning_rate.assign(config.learning_rate * tf.maximum(0.0, 1.0 - progress))
+        with tf.GradientTape() as tape:
+            logits, values = network_outputs(self.network, data)
+            loss, metrics = self._loss(logits, values, data)
+        variables = self.network.trainable_variables
+        gradients = tape.gradient(loss, variables)
+        grad_norm = tf.linalg.global_norm(gradients)
+        if config.max_grad_norm:
+            gradients, _ = tf.clip_by_global_norm(gradients, config.max_grad_norm,
+                                                  use_norm=grad_norm)
+        self.optimizer.apply(gradients, variables)
+        self.step.assign_add(1)
+        real_steps = tf.reduce_sum(data['mask'][:-1] * online(data)[None])
+        self.frames.assign_add(tf.cast(real_steps, tf.int64) * config.action_repeat)
+        metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value())
+        return metrics
+
+
+def online(data) -> tf.Tensor:
+    """[B] 1.0 for the unrolls of the online queue, 0.0 for replayed ones."""
+    return tf.cast(tf.equal(data[datasets.ORIGIN], 0), tf.float32)
+
+
+def network_outputs(network: snt.Module, data):
+    """(logits [T+1, B, A], values [T+1, B]) of time-major unrolls.
+
+    The feed-forward net runs on all steps at once (time folded into batch, IMPALA sec. 3.1);
+    the LSTM core unrolls from the state stored with the unroll's first step, recomputing the
+    states inside it with the current parameters (LASER app. A.2), reset at `first` steps.
+    """
+    if not softmax_policy.is_recurrent(network):
+        outputs = snt.BatchApply(network, num_dims=2)(data['observation'])
+    else:
+        outputs, _ = network.unroll(data['observation'], data['prev_action'],
+                                    data['prev_reward'], None, data['first'],
+                                    data[steps.CORE_STATE])
+    return outputs.logits, outputs.value
+
+
+def time_major(batch):
+    """[B, T, ...] -> [T, B, ...] for every step field; the core state ([B, ...]: one per
+    unroll) stays as it is, and `origin` [B] is added (all 0) where the batch has none."""
+    data = {name: value for name, value in batch.items()
+            if name not in (steps.CORE_STATE, datasets.ORIGIN)}
+    data = tf.nest.map_structure(_time_major, data)
+    if steps.CORE_STATE in batch:
+        data[steps.CORE_STATE] = batch[steps.CORE_STATE]
+    data[datasets.ORIGIN] = batch.get(
+        datasets.ORIGIN, tf.zeros(tf.shape(batch['reward'])[:1], tf.int32))
+    return data
+
+
+def _time_major(x):
+    perm = [1, 0] + list(range(2, x.shape.rank))
+    return tf.transpose(x, perm)

@@ -1,0 +1,25 @@
+"""LASER on Atari as a builder (agents/core/builders.py): IMPALA's unroll machinery
+(agents/core/unrolls.py) with a replay sized in observations, shared by a sweep, checkpointed
+with the learners, and LASER's loss."""
+from agents.core import builders
+from agents.core import unrolls
+from agents.laser import config as laser_config
+from agents.laser import learning
+from environments import atari
+
+
+class LaserAtariBuilder(atari.AtariExperiment, unrolls.UnrollBuilder):
+    """Each agent's actors write unrolls of T+1 steps into its own online queue and into the
+    replay (sec. 5.1); with `replay_shared` every agent of the sweep writes to and samples from
+    one replay table (sec. 5.4). Each batch: online unrolls, then replayed ones."""
+
+    # The replay survives a restart of the run (Reverb checkpoint with the learners').
+    replay_checkpointing = True
+
+    def replay_capacity(self) -> int:
+        return laser_config.replay_capacity(self.config)
+
+    def learning_state(self) -> unrolls.UnrollLearning:
+        c = self.config
+        return learning.laser_learning(self.network(), c,
+                                       jit_compile=builders.resolve_jit(c.jit_compile))

@@ -1,0 +1,22 @@
+"""The LASER learner update: V-trace with replay mixed into online batches, the trust region of
+sec. 4 and entropy on online data only (sec. 5.1), on IMPALA's optimiser (core/unrolls.py)."""
+import ml_collections
+import sonnet as snt
+
+from agents.core import unrolls
+
+
+def laser_loss(logits, values, data, config: ml_collections.ConfigDict):
+    """Trust-region V-trace actor-critic loss (eqs. 5-7; `trust_region=False` is plain V-trace,
+    fig. 3's naive sharing), entropy on the online unrolls only (sec. 5.1: "computing the
+    entropy cost only on the online data provided slightly better results")."""
+    threshold = config.trust_region_threshold if config.trust_region else None
+    return unrolls.actor_critic_loss(logits, values, data, config,
+                                     trust_region_threshold=threshold, entropy_online_only=True)
+
+
+def laser_learning(network: snt.Module, config: ml_collections.ConfigDict,
+                   jit_compile: bool) -> unrolls.UnrollLearning:
+    """One LASER agent's learner (one member of a sweep)."""
+    return unrolls.UnrollLearning(network, config, lambda *args: laser_loss(*args, config),
+                                  jit_compile, name='laser_learning')
