@@ -24,7 +24,6 @@ from absl import logging
 
 from agents.core import builders
 from agents.core import learner as learner_lib
-from agents.core import sweeps
 from launch import configs
 from launch import evaluate
 
@@ -256,11 +255,8 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
     member = experiment.sweeps.member_config(config, learner_id)
     builder = experiment.builder(member)
     if role == 'learner':
-        name = 'learner'
-        if config.num_learners > 1:
-            values = experiment.sweeps.members(config)[learner_id] if config.get('sweep') else {}
-            name = ' '.join(filter(None, [f'learner_{learner_id}', sweeps.describe(values)]))
-        learner = builders.make_learner(builder, replay_address, run_dir, learner_id, name)
+        learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
+                                        experiment.sweeps.learner_name(config, learner_id))
         configs.save(config, run_dir)
         # Each learner directory is a run directory of its own for evaluation and reports.
         configs.save(member, builders.learner_dir(run_dir, learner_id, config.num_learners))

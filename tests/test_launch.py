@@ -33,7 +33,7 @@ def _run(args, timeout=120):
     (['--game=pongg'], "error: unknown Atari game 'pongg'; did you mean: pong"),
     (['--config.batch_size=0'], 'error: --config.batch_size must be >= 1, got 0'),
     (['--config.discount=1.5'], 'error: --config.discount must be in [0, 1], got 1.5'),
-    (['--config.torso=huge'], "error: --config.torso must be 'shallow' or 'deep'"),
+    (['--config.torso=huge'], "error: --config.torso must be one of 'shallow', 'deep'"),
     (['--role=actor'], 'error: --role=actor needs --replay_address=host:port'),
 ])
 def test_bad_input_gives_one_line_error(args, message, tmp_path):

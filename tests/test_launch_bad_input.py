@@ -45,6 +45,32 @@ def test_bad_runtime_input_gives_one_line_error(args, message, tmp_path):
     assert not os.path.exists(tmp_path / 'run' / 'config.json')
 
 
+@pytest.mark.parametrize('args, message', [
+    (['--config.replay_proportion=1.0'], 'error: --config.replay_proportion must be in [0, 1)'),
+    (['--config.trust_region_threshold=-0.1'],
+     'error: --config.trust_region_threshold must be > 0, got -0.1'),
+    (['--sweep=learning_rte=1e-4,2e-4'],
+     "error: sweep 'learning_rte=1e-4,2e-4' names 'learning_rte', which is not a field a sweep "
+     "can vary (did you mean: learning_rate?"),
+    (['--sweep=large'], "error: unknown sweep 'large': name one of paper, quick"),
+    (['--sweep=learning_rate=fast'], "error: sweep value 'fast' for 'learning_rate' is not a"),
+])
+def test_bad_laser_input_gives_one_line_error(args, message, tmp_path):
+    result = subprocess.run(
+        [sys.executable, '-m', 'launch.laser_atari', '--preset=tiny', f'--run_dir={tmp_path}/run',
+         *args], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.stderr
+    assert not os.path.exists(tmp_path / 'run' / 'config.json')
+
+
+def test_a_sweep_for_an_experiment_without_sweeps_is_refused(tmp_path):
+    result = _run(f'--run_dir={tmp_path}/run', '--sweep=paper')
+    assert result.returncode == 2
+    assert result.stderr.strip() == 'error: --sweep: impala_atari runs no sweeps', result.stderr
+
+
 def test_a_run_directory_in_use_is_refused(tmp_path):
     """A second launcher, or a second learner with the same id, on one run directory."""
     run_dir = str(tmp_path / 'run')

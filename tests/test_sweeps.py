@@ -61,3 +61,13 @@ def test_bad_sweeps_are_one_line_errors(sweep, message):
 def test_a_learner_outside_the_sweep_is_refused():
     with pytest.raises(ConfigError, match='--learner_id=2 is out of range: sweep'):
         SWEEPS.member_config(_config('pair'), 2)
+
+
+def test_learner_names_carry_the_members_values():
+    config = _config('learning_rate=1e-4,2e-4')
+    config.num_learners = 2
+    assert SWEEPS.learner_name(config, 1) == 'learner_1 learning_rate=0.0002'
+    config.sweep = ''
+    assert SWEEPS.learner_name(config, 1) == 'learner_1'
+    config.num_learners = 1
+    assert SWEEPS.learner_name(config, 0) == 'learner'

@@ -71,6 +71,16 @@ class Sweeps:
         return member
 
 
+    def learner_name(self, config: ml_collections.ConfigDict, learner_id: int) -> str:
+        """How a learner's progress lines start: 'learner' alone, 'learner_<i>' among
+        several, followed by its member's values in a sweep."""
+        if config.num_learners == 1:
+            return 'learner'
+        points = self.members(config)
+        values = describe(points[learner_id]) if len(points) > 1 else ''
+        return ' '.join(filter(None, [f'learner_{learner_id}', values]))
+
+
 NONE = Sweeps(named={}, sweepable=())
 
 

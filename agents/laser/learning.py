@@ -10,7 +10,8 @@ def laser_loss(logits, values, data, config: ml_collections.ConfigDict):
     """Trust-region V-trace actor-critic loss (eqs. 5-7; `trust_region=False` is plain V-trace,
     fig. 3's naive sharing), entropy on the online unrolls only (sec. 5.1: "computing the
     entropy cost only on the online data provided slightly better results")."""
-    threshold = config.trust_region_threshold if config.trust_region else None
+    # Off: b = infinity keeps every state (exactly V-trace), and the relevance is still logged.
+    threshold = config.trust_region_threshold if config.trust_region else float('inf')
     return unrolls.actor_critic_loss(logits, values, data, config,
                                      trust_region_threshold=threshold, entropy_online_only=True)
 
