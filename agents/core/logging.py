@@ -55,8 +55,20 @@ class TensorBoardLogger:
         self._writer.flush()
 
 
+def eta(frames_left: int, frames_per_second: float) -> str:
+    """'1h05m' (or '4m10s' under an hour) to train `frames_left` at the measured rate."""
+    if frames_left <= 0:
+        return '0m00s'
+    if frames_per_second <= 0:
+        return 'n/a'
+    seconds = int(frames_left / frames_per_second)
+    hours, minutes = divmod(seconds // 60, 60)
+    return f'{hours}h{minutes:02d}m' if hours else f'{minutes}m{seconds % 60:02d}s'
+
+
 class ProgressLine:
-    """Prints `[role] frames ... | f/s ... | return ... | loss ...` at most every `interval` s."""
+    """Prints `[role] frames ... | f/s ... | ETA ... | return ... | loss ...` at most every
+    `interval` s; the ETA is the frames left at the frames/s of the last interval."""
 
     def __init__(self, role: str, total_frames: int, interval_s: float = 10.0,
                  stream=sys.stdout):
@@ -84,5 +96,6 @@ class ProgressLine:
         extra = ' | '.join(f'{k} {v:.4g}' for k, v in values.items())
         percent = 100.0 * frames / max(self._total, 1)
         print(f'[{self._role}] frames {frames:,} ({percent:.1f}%) | {fps:,.0f} frames/s | '
-              f'return {score} | {extra}', file=self._stream, flush=True)
+              f'ETA {eta(self._total - frames, fps)} | return {score} | {extra}',
+              file=self._stream, flush=True)
         self._last_time, self._last_frames = now, frames
