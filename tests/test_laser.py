@@ -45,10 +45,10 @@ def _tiny(**overrides):
     return c
 
 
-@pytest.fixture(name='batch')
-def mixed_batch(tmp_path):
+@pytest.fixture(name='batch', params=['feed_forward', 'lstm'])
+def mixed_batch(tmp_path, request):
     """One learner batch drawn from the tables a real actor filled, and the network."""
-    builder = builder_lib.LaserAtariBuilder(_tiny())
+    builder = builder_lib.LaserAtariBuilder(_tiny(core=request.param))
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     network = builder.network()
@@ -71,6 +71,10 @@ def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     all_entropy = policy_gradient.entropy_loss(logits[:-1], mask=data['mask'][:-1])
     np.testing.assert_allclose(metrics['entropy_loss'], online_entropy, rtol=1e-6)
     assert abs(float(all_entropy) - float(online_entropy)) > 1e-3
+    # The actor acted with these parameters: recomputed from the stored core state (app. A.2),
+    # the learner's policy is the behaviour policy on online and replayed unrolls alike.
+    assert float(metrics['behaviour_kl_online']) < 1e-6
+    assert float(metrics['behaviour_kl_replay']) < 1e-6
 
 
 def _loss_gradients(config, behaviour_shift):
