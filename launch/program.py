@@ -10,6 +10,7 @@ import sys
 from absl import flags
 from ml_collections import config_flags
 
+from agents.core import learner as learner_lib
 from launch import configs
 from launch import experiments
 from launch import runtime
@@ -72,3 +73,6 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     except (configs.ConfigError, runtime.LaunchError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
+    except learner_lib.NonFiniteError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(runtime.FATAL_EXIT_CODE)

@@ -28,6 +28,9 @@ from launch import configs
 from launch import evaluate
 
 ROLES = ('local', 'replay', 'learner', 'actor')
+# A role that exits with this code must not be restarted (a learner stopped by non-finite
+# updates would only repeat them): the launcher stops the run with the role's last log line.
+FATAL_EXIT_CODE = 3
 _MAX_RESTARTS_PER_PROCESS = 20
 
 
@@ -139,6 +142,8 @@ class _Learner:
             for actor in self.actors:
                 actor.stop()
             return
+        if code == FATAL_EXIT_CODE:
+            raise LaunchError(f'{self.process.name} stopped:\n{self.process.log_tail(1)}')
         if code is not None:
             _restart(self.process, code, 'resuming from its last checkpoint')
         for actor in self.actors:

@@ -157,3 +157,25 @@ def test_frames_count_real_steps_and_learning_rate_anneals_to_zero():
     np.testing.assert_allclose(rates, [6e-4, 6e-4 * 0.5], rtol=1e-6)  # 1 - frames/total
     state.update(_batch(rng))
     assert float(state.learning_rate.numpy()) == 0.0
+
+
+@pytest.mark.parametrize('jit_compile', [False, True])
+def test_a_nonfinite_update_is_skipped_and_reported(jit_compile):
+    """An infinite reward (unclipped) gives a non-finite loss: no variable of the network or
+    the optimizer moves and the step stays, while `nonfinite` reports it; the next finite
+    batch trains. (Not a NaN input: XLA's min and clamp return the other operand for NaN.)"""
+    config = _config(total_frames=1_000, reward_clip=0.0)
+    state = _learning(jit_compile, config)
+    rng = np.random.default_rng(6)
+    state.update(_batch(rng))
+    before = [v.numpy().copy() for v in state.variables]
+    bad = _batch(rng)
+    bad['reward'] = tf.tensor_scatter_nd_update(bad['reward'], [[1, 1]], [float('inf')])
+    metrics = state.update(bad)
+    assert float(metrics['nonfinite']) == 1.0 and int(state.step.numpy()) == 1
+    trainable = {v.ref() for v in state.trainable_variables}
+    for variable, value in zip(state.variables, before):
+        if variable.ref() in trainable or 'rms' in variable.name or 'momentum' in variable.name:
+            np.testing.assert_array_equal(variable.numpy(), value, err_msg=variable.name)
+    metrics = state.update(_batch(rng))
+    assert float(metrics['nonfinite']) == 0.0 and int(state.step.numpy()) == 2

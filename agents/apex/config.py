@@ -59,6 +59,7 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.num_actors = 2                     # actor processes
     c.envs_per_actor = 8                 # environments per process; each is one paper actor
     c.jit_compile = 'auto'               # XLA for the learner update: 'auto' = on iff a GPU
+    c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
     c.log_interval_s = 10.0
     c.eval_protocol = 'apex_atari_noop'  # paper_tables/protocols.py
@@ -95,6 +96,7 @@ def control_dpg() -> ml_collections.ConfigDict:
     c.num_actors = 2
     c.envs_per_actor = 8
     c.jit_compile = 'auto'
+    c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
     c.log_interval_s = 10.0
     c.eval_protocol = 'apex_control_noiseless'  # paper_tables/protocols.py

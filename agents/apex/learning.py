@@ -67,12 +67,15 @@ class ApexDQNLearning(_TargetNetworkLearning):
             loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
+        finite = optimizers.all_finite(loss, gradients)
         gradients, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
-        self.optimizer.apply(gradients, variables)
-        self.step.assign_add(1)
-        if self.step % c.target_update_period == 0:
-            _copy(self.network, self.target_network)
+        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
+            self.optimizer.apply(gradients, variables)
+            self.step.assign_add(1)
+            if self.step % c.target_update_period == 0:
+                _copy(self.network, self.target_network)
         return {'loss': loss, 'grad_norm': grad_norm, 'mean_q': tf.reduce_mean(q_a),
+                'nonfinite': 1.0 - tf.cast(finite, tf.float32),
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,
                 'priorities': replay.priorities_from_td_errors(td_errors)}
@@ -101,8 +104,10 @@ class ApexDPGLearning(_TargetNetworkLearning):
             q = critic(observation, data['action'])
             td_errors = targets - q
             critic_loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
-        self.critic_optimizer.apply(tape.gradient(critic_loss, critic.trainable_variables),
-                                    critic.trainable_variables)
+        critic_gradients = tape.gradient(critic_loss, critic.trainable_variables)
+        finite = optimizers.all_finite(critic_loss, critic_gradients)
+        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
+            self.critic_optimizer.apply(critic_gradients, critic.trainable_variables)
         # Sec. 3.2: ascend q(S_t, pi(S_t; phi); psi); appendix D clips the gradient that
         # updates the actor element-wise (assumption: unweighted by importance weights).
         with tf.GradientTape() as tape:
@@ -110,11 +115,14 @@ class ApexDPGLearning(_TargetNetworkLearning):
         gradients = tape.gradient(policy_loss, policy.trainable_variables)
         gradients = [tf.clip_by_value(g, -c.actor_gradient_clip, c.actor_gradient_clip)
                      for g in gradients]
-        self.policy_optimizer.apply(gradients, policy.trainable_variables)
-        self.step.assign_add(1)
-        if self.step % c.target_update_period == 0:
-            _copy(self.network, self.target_network)
+        finite = finite & optimizers.all_finite(policy_loss, gradients)
+        if finite:
+            self.policy_optimizer.apply(gradients, policy.trainable_variables)
+            self.step.assign_add(1)
+            if self.step % c.target_update_period == 0:
+                _copy(self.network, self.target_network)
         return {'loss': critic_loss, 'critic_loss': critic_loss, 'policy_loss': policy_loss,
+                'nonfinite': 1.0 - tf.cast(finite, tf.float32),
                 'mean_q': tf.reduce_mean(q),
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,

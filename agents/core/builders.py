@@ -145,7 +145,7 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         after_update=builder.replay_feedback(client, state, learner_id),
         # One learner checkpoints the server: with a sweep, one checkpoint of the shared replay.
         on_checkpoint=(client.checkpoint if builder.replay_checkpointing and learner_id == 0
-                       else None), name=name)
+                       else None), name=name, max_nonfinite_updates=c.max_nonfinite_updates)
 
 
 def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,

@@ -37,7 +37,8 @@ def one_of(config, field, choices) -> None:
 
 def runtime(config: ml_collections.ConfigDict) -> None:
     """What every experiment's runtime section shares: learners, actors, XLA."""
-    at_least(config, 1, 'num_learners', 'num_actors', 'envs_per_actor', 'total_frames')
+    at_least(config, 1, 'num_learners', 'num_actors', 'envs_per_actor', 'total_frames',
+             'max_nonfinite_updates')
     if config.jit_compile not in ('auto', True, False):
         raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
                           f"got {config.jit_compile!r}")

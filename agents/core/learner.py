@@ -21,6 +21,10 @@ from agents.core import variables as variables_lib
 from reverb_tables import tables
 
 
+class NonFiniteError(RuntimeError):
+    """The learner stopped: too many consecutive updates had a non-finite loss or gradient."""
+
+
 def lock_directory(directory: str, owner: str, remedy: str):
     """Holds an exclusive lock on `directory` for as long as the returned file stays open
     (the process's life): a second writer gets a one-line ConfigError instead of corrupting
@@ -76,7 +80,7 @@ class Learner:
                  episode_stats_table: str = tables.EPISODE_STATS,
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
                  | None = None, on_checkpoint: Callable[[], Any] | None = None,
-                 name: str = 'learner'):
+                 name: str = 'learner', max_nonfinite_updates: int = 10):
         self._update = update
         self._after_update = after_update
         self._iterator = iterator
@@ -101,6 +105,9 @@ class Learner:
         self._tensorboard = run_logging.TensorBoardLogger(os.path.join(logs, 'tensorboard'))
         self._progress = run_logging.ProgressLine(name, total_frames, log_interval_s)
         self._name = name
+        self._max_nonfinite = max_nonfinite_updates
+        self._nonfinite_run = 0      # consecutive skipped updates
+        self._nonfinite_total = 0
         self._stop_requested = False
 
     def restore(self) -> None:
@@ -127,6 +134,7 @@ class Learner:
                 metrics = self._after_update(metrics)
             steps_done += 1
             step = int(self._step.numpy())
+            self._count_nonfinite(metrics, step)
             if step % self._push_interval == 0:
                 self._pusher.push(step)
             now = time.monotonic()
@@ -140,11 +148,29 @@ class Learner:
             self._log(metrics, time.monotonic() - last_log, log_frames, force=True)
         self._save()
 
+    def _count_nonfinite(self, metrics, step: int) -> None:
+        """Counts updates the agent skipped for a non-finite loss or gradient; stops without
+        a checkpoint after `max_nonfinite_updates` in a row, so that the newest checkpoint
+        is the last good state."""
+        if not float(np.asarray(metrics.get('nonfinite', 0.0))):
+            self._nonfinite_run = 0
+            return
+        self._nonfinite_run += 1
+        self._nonfinite_total += 1
+        logging.warning('update after step %d skipped: non-finite loss or gradient', step)
+        if self._nonfinite_run >= self._max_nonfinite:
+            newest = self._checkpoint.latest_checkpoint or 'none yet'
+            raise NonFiniteError(
+                f'{self._nonfinite_run} updates in a row after step {step} had a non-finite '
+                f'loss or gradient and were skipped; stopped without saving (newest '
+                f'checkpoint: {newest}). Lower the learning rate, or look for bad inputs')
+
     def _log(self, metrics, elapsed: float, last_frames: int, force: bool = False) -> int:
         frames = int(self._frames.numpy())
         values = {name: float(np.asarray(value)) for name, value in metrics.items()}
         row = {'step': int(self._step.numpy()), 'frames': frames, 'wall_time': time.time(),
-               'frames_per_second': (frames - last_frames) / max(elapsed, 1e-9), **values}
+               'frames_per_second': (frames - last_frames) / max(elapsed, 1e-9), **values,
+               'nonfinite_updates': self._nonfinite_total}
         self._learner_csv.write(row)
         self._tensorboard.write({f'learner/{k}': v for k, v in values.items()}, frames)
         games = self._stats.drain()

@@ -28,6 +28,14 @@ def _row_mask(update, parameter):
     return dense, mask
 
 
+def all_finite(*values) -> tf.Tensor:
+    """True when every element of every tensor in `values` (nested structures allowed) is
+    finite: an update whose loss or gradients are not is skipped, never applied."""
+    flat = [tf.reduce_all(tf.math.is_finite(v)) for v in tf.nest.flatten(values)
+            if v is not None]
+    return tf.reduce_all(tf.stack(flat))
+
+
 class RMSPropTF1(snt.Optimizer):
     """`tf.compat.v1.train.RMSPropOptimizer` semantics; state is created on the first `apply`.
 

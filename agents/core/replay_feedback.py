@@ -29,8 +29,9 @@ class ReplayFeedback:
         outputs = dict(outputs)
         keys = outputs.pop('keys').numpy()
         priorities = outputs.pop('priorities').numpy()
-        self._client.mutate_priorities(
-            self._table, updates=dict(zip(keys.tolist(), priorities.tolist())))
+        if not outputs.get('nonfinite'):   # a skipped update has no priorities to give
+            self._client.mutate_priorities(
+                self._table, updates=dict(zip(keys.tolist(), priorities.tolist())))
         if self._first_frames is None:            # after the learner restored its checkpoint
             self._first_frames = int(self._frames.numpy())
         inserted = self._inserts() - self._first_inserts

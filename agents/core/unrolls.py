@@ -185,7 +185,9 @@ class UnrollLearning(tf.Module):
 
     TF1-style RMSProp (IMPALA table G.1), the learning rate annealed linearly to 0 over
     `total_frames`, gradients clipped by global norm `max_grad_norm` (0: no clipping, LASER
-    sec. 5.1). Frames count only online unrolls: replayed ones were counted when new.
+    sec. 5.1). Frames count only online unrolls: replayed ones were counted when new. An
+    update whose loss or gradients are not finite is not applied (`nonfinite` = 1); its
+    online frames still count, as the actors generated them.
     """
 
     def __init__(self, network: snt.Module, config: ml_collections.ConfigDict, loss: Loss,
@@ -216,14 +218,17 @@ class UnrollLearning(tf.Module):
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(gradients)
-        if config.max_grad_norm:
-            gradients, _ = tf.clip_by_global_norm(gradients, config.max_grad_norm,
-                                                  use_norm=grad_norm)
-        self.optimizer.apply(gradients, variables)
-        self.step.assign_add(1)
+        finite = optimizers.all_finite(loss, gradients)
+        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
+            if config.max_grad_norm:
+                gradients, _ = tf.clip_by_global_norm(gradients, config.max_grad_norm,
+                                                      use_norm=grad_norm)
+            self.optimizer.apply(gradients, variables)
+            self.step.assign_add(1)
         real_steps = tf.reduce_sum(data['mask'][:-1] * online(data)[None])
         self.frames.assign_add(tf.cast(real_steps, tf.int64) * config.action_repeat)
-        metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value())
+        metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value(),
+                       nonfinite=1.0 - tf.cast(finite, tf.float32))
         return metrics
 
 

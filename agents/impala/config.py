@@ -56,6 +56,7 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.envs_per_actor = 8             # environments stepped per batched policy call
     c.queue_size = 64                # unrolls buffered between actors and learner
     c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
+    c.max_nonfinite_updates = 10     # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
     c.log_interval_s = 10.0
     c.eval_protocol = 'impala_atari_noop'  # paper_tables/protocols.py

@@ -76,6 +76,7 @@ def atari() -> ml_collections.ConfigDict:
     c.envs_per_actor = 8             # environments stepped per batched policy call
     c.queue_size = 64                # unrolls buffered between a learner's actors and it
     c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
+    c.max_nonfinite_updates = 10     # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
     c.log_interval_s = 10.0
     c.eval_protocol = 'laser_atari_training'  # app. C (paper_tables/protocols.py)
