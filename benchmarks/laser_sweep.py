@@ -21,7 +21,9 @@ from absl import flags
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames each agent trains.')
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
 _AGENTS = flags.DEFINE_integer('agents', 3, 'Agents: sweep members, and separate runs.')
-_EXTRA = flags.DEFINE_multi_string('laser_flag', [], 'Extra flags for the LASER sweep.')
+_EXTRA = flags.DEFINE_multi_string('laser_flag', [], 'Extra flags for the LASER sweep, e.g. '
+                                   '--laser_flag=--config.replay_shared=false.')
+_IMPALA = flags.DEFINE_bool('impala', True, 'Also run (b), the separate IMPALA runs.')
 
 
 def _frames_per_second(learner_csv: str) -> float:
@@ -52,13 +54,15 @@ def main(argv):
                f'--sweep=learning_rate={rates}', *_EXTRA.value]])
         laser = [_frames_per_second(os.path.join(sweep_dir, f'learner_{i}', 'logs',
                                                  'learner.csv')) for i in range(agents)]
+        print(f'(a) LASER sweep of {agents} {" ".join(_EXTRA.value)}: {sum(laser):,.0f} '
+              f'frames/s (per agent: {", ".join(f"{x:,.0f}" for x in laser)})', flush=True)
+        if not _IMPALA.value:
+            return
         impala_dirs = [os.path.join(root, f'impala_{i}') for i in range(agents)]
         _run([[sys.executable, '-m', 'launch.impala_atari', *common, f'--run_dir={d}',
                f'--config.seed={i}'] for i, d in enumerate(impala_dirs)])
         impala = [_frames_per_second(os.path.join(d, 'logs', 'learner.csv'))
                   for d in impala_dirs]
-    print(f'(a) LASER sweep of {agents}, one shared replay: {sum(laser):,.0f} frames/s '
-          f'(per agent: {", ".join(f"{x:,.0f}" for x in laser)})')
     print(f'(b) {agents} separate IMPALA runs: {sum(impala):,.0f} frames/s '
           f'(per agent: {", ".join(f"{x:,.0f}" for x in impala)})')
     print(f'ratio (a)/(b): {sum(laser) / sum(impala):.2f}')

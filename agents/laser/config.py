@@ -10,9 +10,9 @@ import ml_collections
 from agents.core import config_checks
 from agents.core import sweeps
 
-# Not stated in the paper. Chosen from the behaviour relevance measured in a shared sweep
-# (benchmarks/README.md, "LASER"): own online data stays far below it, the other members'
-# replayed states straddle it (docs/fidelity.md).
+# Not stated in the paper. Chosen by a short sweep of b in {0.1, 0.3, 1.0, infinity} on a shared
+# 3-agent Breakout sweep (benchmarks/README.md, "LASER"): the smallest value tried that stays
+# several times above every agent's own online KL, while rejecting the most distant replay.
 TRUST_REGION_THRESHOLD = 0.3
 
 
