@@ -148,7 +148,14 @@ def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
     sweep")."""
     from paper_tables import compare  # pylint: disable=import-outside-toplevel
     from paper_tables import runs  # pylint: disable=import-outside-toplevel
-    scores = {d: np.mean([row['score'] for row in evaluate_run(d)]) for d in learner_dirs}
+    scores = {}
+    for learner_dir in learner_dirs:
+        try:
+            scores[learner_dir] = np.mean([row['score'] for row in evaluate_run(learner_dir)])
+        except configs.ConfigError as e:   # e.g. a member that finished no episode
+            print(f'[evaluate] {learner_dir}: {e}', flush=True)
+    if not scores:
+        return
     if len(learner_dirs) > 1:
         print(runs.members_table(run_dir), flush=True)
     try:
