@@ -63,13 +63,11 @@ def main(argv):
         time.sleep(2.0)
         before = _rss(server.pid)
         inputs = steps.StepInputs([env.reset()], action_spec)
-        written = 0
         while client.server_info()[tables.REPLAY].current_size < _UNROLLS.value:
             action = np.int32(rng.integers(builder.num_actions))
             timestep = env.step(action)
             adder.add(steps.written_step(inputs.batch(), 0, action, timestep,
                                          {'behaviour_logits': logits[None]}))
-            written += 1
             if timestep.last():
                 timestep = env.reset()
             inputs.advance(0, action, timestep)

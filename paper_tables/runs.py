@@ -103,14 +103,15 @@ def members_table(run_dir, checkpoint_frames=None) -> str:
     lines = ['| member | ' + ' | '.join(varied) + ' | score |',
              '|---|' + '---|' * (len(varied) + 1)]
     for path in paths:
-        score = f'{scores[path]:.1f}' if path in scores else 'n/a'
-        mark = ' (best)' if path == best else ''
-        lines.append(f'| {path.name}{mark} | '
-                     + ' | '.join(f'{configs[path].get(f):g}'
-                                  if isinstance(configs[path].get(f), float)
-                                  else str(configs[path].get(f)) for f in varied)
-                     + f' | {score} |')
+        cells = [path.name + (' (best)' if path == best else '')]
+        cells += [_text(configs[path].get(field)) for field in varied]
+        cells.append(f'{scores[path]:.1f}' if path in scores else 'n/a')
+        lines.append('| ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
+
+
+def _text(value) -> str:
+    return f'{value:g}' if isinstance(value, float) else str(value)
 
 
 def read_run(run_dir, checkpoint_frames=None):

@@ -53,6 +53,9 @@ def test_bad_runtime_input_gives_one_line_error(args, message, tmp_path):
      "error: sweep 'learning_rte=1e-4,2e-4' names 'learning_rte', which is not a field a sweep "
      "can vary (did you mean: learning_rate?"),
     (['--sweep=large'], "error: unknown sweep 'large': name one of paper, quick"),
+    (['--config.replay_capacity_observations=5'],
+     'error: --config.replay_capacity_observations=5 holds 1 trajectories, fewer than one '
+     'replay batch (2)'),
     (['--sweep=learning_rate=fast'], "error: sweep value 'fast' for 'learning_rate' is not a"),
 ])
 def test_bad_laser_input_gives_one_line_error(args, message, tmp_path):

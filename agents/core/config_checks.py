@@ -61,8 +61,10 @@ def atari_environment(config: ml_collections.ConfigDict) -> None:
                           f"got {config.action_set!r}")
 
 
-def unroll_learning(config: ml_collections.ConfigDict) -> None:
-    """The settings of an agent built on agents/core/unrolls.py (IMPALA, LASER)."""
+def unroll_learning(config: ml_collections.ConfigDict, replay_capacity: int,
+                    capacity_field: str) -> None:
+    """The settings of an agent built on agents/core/unrolls.py (IMPALA, LASER), whose replay
+    holds `replay_capacity` unrolls as `--config.<capacity_field>` sets it."""
     at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size', 'channel_multiplier')
     at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
     in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum', 'vtrace_lambda')
@@ -83,3 +85,7 @@ def unroll_learning(config: ml_collections.ConfigDict) -> None:
             f'{config.batch_size} is {proportion * config.batch_size:g} trajectories: each '
             f'batch needs at least one replayed and one online trajectory (batches take '
             f'round(proportion x batch) from replay)')
+    if proportion and replay_capacity < replayed:
+        raise ConfigError(
+            f'--config.{capacity_field}={config[capacity_field]} holds {replay_capacity} '
+            f'trajectories, fewer than one replay batch ({replayed})')

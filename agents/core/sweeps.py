@@ -70,7 +70,6 @@ class Sweeps:
         member.update(points[learner_id])
         return member
 
-
     def learner_name(self, config: ml_collections.ConfigDict, learner_id: int) -> str:
         """How a learner's progress lines start: 'learner' alone, 'learner_<i>' among
         several, followed by its member's values in a sweep."""

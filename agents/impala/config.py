@@ -110,10 +110,5 @@ def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for IMPALA Atari settings out of range; resolves the game name."""
     config_checks.atari_environment(config)
     config_checks.runtime(config)
-    config_checks.unroll_learning(config)
     config_checks.at_least(config, 1, 'replay_capacity')
-    replayed = round(config.replay_proportion * config.batch_size)
-    if config.replay_capacity < replayed:
-        raise config_checks.ConfigError(
-            f'--config.replay_capacity ({config.replay_capacity}) must hold at least one '
-            f'replay batch ({replayed} trajectories)')
+    config_checks.unroll_learning(config, config.replay_capacity, 'replay_capacity')

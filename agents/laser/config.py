@@ -174,13 +174,6 @@ def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for LASER settings out of range; resolves the game name."""
     config_checks.atari_environment(config)
     config_checks.runtime(config)
-    config_checks.unroll_learning(config)
+    config_checks.at_least(config, 1, 'unroll_length', 'replay_capacity_observations')
     config_checks.positive(config, 'trust_region_threshold')
-    if not config.replay_proportion:
-        return
-    replayed = round(config.replay_proportion * config.batch_size)
-    if replay_capacity(config) < replayed:
-        raise config_checks.ConfigError(
-            f'--config.replay_capacity_observations ({config.replay_capacity_observations}) '
-            f'must hold at least one replay batch ({replayed} trajectories of '
-            f'{config.unroll_length} observations)')
+    config_checks.unroll_learning(config, replay_capacity(config), 'replay_capacity_observations')
