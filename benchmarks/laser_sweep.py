@@ -9,14 +9,14 @@ Every agent trains `--frames` frames. The figure is the sum over agents of the f
 learner counted per second, from its learner.csv between 20% and 100% of its frames (start-up
 and the final evaluation left out).
 """
-import csv
 import os
-import subprocess
 import sys
 import tempfile
 
 from absl import app
 from absl import flags
+
+from benchmarks import runs
 
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames each agent trains.')
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
@@ -24,22 +24,6 @@ _AGENTS = flags.DEFINE_integer('agents', 3, 'Agents: sweep members, and separate
 _EXTRA = flags.DEFINE_multi_string('laser_flag', [], 'Extra flags for the LASER sweep, e.g. '
                                    '--laser_flag=--config.replay_shared=false.')
 _IMPALA = flags.DEFINE_bool('impala', True, 'Also run (b), the separate IMPALA runs.')
-
-
-def _frames_per_second(learner_csv: str) -> float:
-    with open(learner_csv, newline='') as f:
-        rows = [(int(r['frames']), float(r['wall_time'])) for r in csv.DictReader(f)]
-    final = rows[-1][0]
-    start = next(row for row in rows if row[0] >= 0.2 * final)
-    return (final - start[0]) / max(rows[-1][1] - start[1], 1e-9)
-
-
-def _run(commands):
-    processes = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for c in commands]
-    for process, command in zip(processes, commands):
-        if process.wait() != 0:
-            raise SystemExit(f'failed: {" ".join(command)}')
 
 
 def main(argv):
@@ -50,18 +34,18 @@ def main(argv):
     with tempfile.TemporaryDirectory() as root:
         sweep_dir = os.path.join(root, 'laser')
         rates = ','.join(f'{6e-4 * 2 ** (i - 1):g}' for i in range(agents))
-        _run([[sys.executable, '-m', 'launch.laser_atari', *common, f'--run_dir={sweep_dir}',
+        runs.run_together([[sys.executable, '-m', 'launch.laser_atari', *common, f'--run_dir={sweep_dir}',
                f'--sweep=learning_rate={rates}', *_EXTRA.value]])
-        laser = [_frames_per_second(os.path.join(sweep_dir, f'learner_{i}', 'logs',
+        laser = [runs.frames_per_second(os.path.join(sweep_dir, f'learner_{i}', 'logs',
                                                  'learner.csv')) for i in range(agents)]
         print(f'(a) LASER sweep of {agents} {" ".join(_EXTRA.value)}: {sum(laser):,.0f} '
               f'frames/s (per agent: {", ".join(f"{x:,.0f}" for x in laser)})', flush=True)
         if not _IMPALA.value:
             return
         impala_dirs = [os.path.join(root, f'impala_{i}') for i in range(agents)]
-        _run([[sys.executable, '-m', 'launch.impala_atari', *common, f'--run_dir={d}',
+        runs.run_together([[sys.executable, '-m', 'launch.impala_atari', *common, f'--run_dir={d}',
                f'--config.seed={i}'] for i, d in enumerate(impala_dirs)])
-        impala = [_frames_per_second(os.path.join(d, 'logs', 'learner.csv'))
+        impala = [runs.frames_per_second(os.path.join(d, 'logs', 'learner.csv'))
                   for d in impala_dirs]
     print(f'(b) {agents} separate IMPALA runs: {sum(impala):,.0f} frames/s '
           f'(per agent: {", ".join(f"{x:,.0f}" for x in impala)})')

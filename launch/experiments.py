@@ -39,6 +39,8 @@ _REGISTRY = {
                          'ApexDPGControlBuilder', 'task', 'apex_dpg'),
     'laser_atari': ('agents.laser.config', 'atari', 'agents.laser.builder',
                     'LaserAtariBuilder', 'game', 'laser'),
+    'reactor_atari': ('agents.reactor.config', 'atari', 'agents.reactor.builder',
+                      'ReactorAtariBuilder', 'game', 'reactor'),
 }
 
 NAMES = tuple(_REGISTRY)

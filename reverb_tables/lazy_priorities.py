@@ -43,8 +43,9 @@ training. `LazyReplay.sample` draws a batch on the learner's thread: a binomial(
 from the uniform table, the rest from the prioritized one; a prioritized draw is kept only if
 the table held no pending item when it was drawn (its priority / probability, the table's
 total, equals the bookkeeping's sum of p^), and a uniform draw only if its item is registered.
-So each kept draw comes from the registered items with exactly P(t), whatever actors insert
-meanwhile. The learner writes priorities back with `LazyReplay.update`: the assigned values
+Pending draws are registered at once and the batch's earlier draws dropped (they saw the old
+state; whether new items arrived does not depend on what was drawn). So each kept draw comes
+from the registered items with exactly P(t), whatever actors insert meanwhile. The learner writes priorities back with `LazyReplay.update`: the assigned values
 and every estimate they change, in one `mutate_priorities`.
 
 Removal: the bookkeeping holds at most `capacity` items. Beyond it, registration removes the
@@ -69,6 +70,7 @@ import tree
 
 LAZY_PRIORITIZED = 'lazy_prioritized'
 LAZY_UNIFORM = 'lazy_uniform'
+LAZY_SNAPSHOT = 'lazy_snapshot'
 STREAM = 'stream'        # item field: its stream (one actor environment), an integer
 POSITION = 'position'    # item field: the index of its first step in that stream
 EPSILON = 0.01
@@ -133,6 +135,28 @@ class LazyPriorities:
     def total(self) -> float:
         """sum_k p^_k over every item."""
         return math.fsum(st.sum for st in self._streams.values())
+
+    def state(self) -> dict:
+        """The items in the order they were added, as arrays: `keys`, `streams`, `positions`
+        and `priorities` (assigned priority, NaN where none); `from_state` rebuilds it."""
+        keys = sorted(self._where, key=self._stamps.__getitem__)
+        assigned = [self.assigned(key) for key in keys]
+        return {'keys': np.array(keys, np.uint64),
+                'streams': np.array([self._where[k][0] for k in keys], np.int64),
+                'positions': np.array([self._where[k][1] for k in keys], np.int64),
+                'priorities': np.array([np.nan if p is None else p for p in assigned],
+                                       np.float64)}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, np.ndarray],
+                   initial_priority: float = 1.0) -> 'LazyPriorities':
+        """The bookkeeping `state()` described, estimates included."""
+        lazy = cls(initial_priority)
+        keys = [int(k) for k in state['keys']]
+        lazy.add(zip(keys, (int(s) for s in state['streams']),
+                     (int(x) for x in state['positions'])))
+        lazy.assign({k: float(p) for k, p in zip(keys, state['priorities']) if not np.isnan(p)})
+        return lazy
 
     def default(self) -> float:
         """The estimate of items in streams without an assigned item: the mean p^ of the
@@ -336,6 +360,16 @@ def lazy_tables(signature: Mapping[str, Any], *, capacity: int, slack: int,
                                   (uniform_name, reverb.selectors.Uniform())]]
 
 
+def snapshot_table(name: str = LAZY_SNAPSHOT) -> reverb.Table:
+    """Holds the newest `LazyReplay.save()`: the bookkeeping, checkpointed with the tables."""
+    signature = {field: tf.TensorSpec([None], dtype) for field, dtype in [
+        ('keys', tf.uint64), ('streams', tf.int64), ('positions', tf.int64),
+        ('priorities', tf.float64)]}
+    return reverb.Table(name=name, sampler=reverb.selectors.Fifo(),
+                        remover=reverb.selectors.Fifo(), max_size=1,
+                        rate_limiter=reverb.rate_limiters.MinSize(1), signature=signature)
+
+
 def adder_priorities(prioritized_table: str = LAZY_PRIORITIZED,
                      uniform_table: str = LAZY_UNIFORM) -> dict:
     """`SequenceAdder(priorities=...)` for actors: every item enters both tables pending."""
@@ -361,16 +395,26 @@ def importance_weights(info) -> tf.Tensor:
     return tf.cast(1.0 / (size * probability), tf.float32)
 
 
+class ReplayDivergedError(RuntimeError):
+    """The tables are not those of the restored bookkeeping (`LazyReplay`)."""
+
+
 class LazyReplay:
     """The learner's side of lazy prioritized replay: registration of new items, batches
     drawn with P(t), priority write-back (module docstring). Use it from one thread: draws go
     through `Client.sample` on that thread (no tf.data prefetch), so that no registration
-    happens between the draws of one batch. `capacity` must be below the tables' max_size."""
+    happens between the draws of one batch. `capacity` must be below the tables' max_size.
+
+    The bookkeeping lives in this process. `save()` writes it into `snapshot_table` on the
+    server, so that a Reverb checkpoint taken right after holds tables and bookkeeping of one
+    moment; a new `LazyReplay` restores it from there, and raises `ReplayDivergedError` if the
+    tables no longer match it (the server kept registering after the snapshot).
+    """
 
     def __init__(self, client: reverb.Client, *, capacity: int, epsilon: float = EPSILON,
                  initial_priority: float = 1.0, prioritized_table: str = LAZY_PRIORITIZED,
                  uniform_table: str = LAZY_UNIFORM, seed: int | None = None,
-                 max_rounds: int = 10_000):
+                 max_rounds: int = 10_000, snapshot_table: str | None = None):
         if not 0 <= epsilon <= 1:
             raise ValueError(f'epsilon must be in [0, 1], got {epsilon}')
         self._client = client
@@ -381,16 +425,43 @@ class LazyReplay:
         self._rng = np.random.default_rng(seed)
         self._max_rounds = max_rounds
         self._lazy = LazyPriorities(initial_priority)
+        self._snapshot = snapshot_table
         info = client.server_info()
         max_size = min(info[prioritized_table].max_size, info[uniform_table].max_size)
         if not 0 < capacity < max_size:
             raise ValueError(f'capacity {capacity} must be in [1, {max_size}): the tables\' '
                              f'max_size (capacity + slack) must leave room for new items')
         self._signature = info[prioritized_table].signature
+        if snapshot_table and info[snapshot_table].current_size:
+            self._restore(info[snapshot_table].signature, initial_priority,
+                          info[prioritized_table].current_size)
 
     @property
     def lazy(self) -> LazyPriorities:
         return self._lazy
+
+    def save(self) -> None:
+        """Writes the bookkeeping into the snapshot table (replacing the previous one)."""
+        self._client.insert(self._lazy.state(), priorities={self._snapshot: 1.0})
+
+    def _restore(self, signature, initial_priority: float, table_size: int) -> None:
+        sample = next(iter(self._client.sample(self._snapshot, 1, emit_timesteps=False)))
+        state = tree.unflatten_as(signature, [column[0] for column in sample.data])
+        self._lazy = LazyPriorities.from_state(state, initial_priority)
+        registered, total = len(self._lazy), self._lazy.total()
+        table_total = 0.0
+        if table_size:
+            info, _ = next(self._draws(self._prioritized, 1))
+            table_total = info.priority / info.probability
+        pending = round(table_total / PENDING_PRIORITY)
+        table_registered = table_total - pending * PENDING_PRIORITY
+        if (table_size - pending != registered
+                or abs(table_registered - total) > 1e-6 * total + 1e-12 * table_total + 1e-3):
+            raise ReplayDivergedError(
+                f'{self._prioritized} holds {table_size - pending} registered items summing to '
+                f'{table_registered:.6g}, its saved bookkeeping {registered} summing to '
+                f'{total:.6g}: the replay server ran on after the snapshot; restart it from '
+                f'its checkpoint together with the learner')
 
     def _draws(self, table: str, count: int):
         """`count` draws: (info, unflattened data)."""
@@ -458,7 +529,7 @@ class LazyReplay:
         if not len(self._lazy):
             self.sync()
         num_uniform = int(self._rng.binomial(batch_size, self._epsilon))
-        kept, deferred = [], {}
+        kept = []
         for _ in range(self._max_rounds):
             if len(kept) == batch_size - num_uniform:
                 break
@@ -470,10 +541,9 @@ class LazyReplay:
                     found[info.key] = data
                 elif kind == 'clean':
                     kept.append((info.key, info.times_sampled, data))
-            if kept:              # registering now would change the state the kept draws saw
-                deferred.update(found)
-            else:
+            if found:   # registering changes the state: draws from the old one are dropped
                 self._register(found)
+                kept = []
         else:
             raise RuntimeError(f'no batch from {self._prioritized} in {self._max_rounds} rounds')
         for _ in range(self._max_rounds):
@@ -498,7 +568,6 @@ class LazyReplay:
             priority=estimates,
             times_sampled=np.array([n for _, n, _ in kept], np.int32))
         data = tree.map_structure(lambda *xs: np.stack(xs), *[d for _, _, d in kept])
-        self._register(deferred)
         return reverb.ReplaySample(info=info, data=data)
 
     def batches(self, batch_size: int) -> Iterator[reverb.ReplaySample]:

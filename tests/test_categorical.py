@@ -79,6 +79,30 @@ def test_atoms_on_support_points_keep_all_their_mass(support):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize('mode', ['eager', 'function', 'jit'])
+def test_uniform_projection_matches_brute_force(mode):
+    """`project_uniform`, the learner's O(M) path, against the reference: atoms inside,
+    outside and exactly on support points, signed weights, float64 and float32."""
+    fn = {'eager': categorical.project_uniform,
+          'function': tf.function(categorical.project_uniform),
+          'jit': tf.function(categorical.project_uniform, jit_compile=True)}[mode]
+    atoms, _ = _random_case(5, UNIFORM)
+    rng = np.random.default_rng(5)
+    atoms[..., :3] = UNIFORM[rng.integers(0, len(UNIFORM), atoms.shape[:-1] + (3,))]
+    weights = rng.normal(size=atoms.shape)
+    expected = _reference(UNIFORM, atoms, weights)
+    np.testing.assert_allclose(fn(UNIFORM, atoms, weights).numpy(), expected, rtol=1e-10,
+                               atol=1e-12)
+    got32 = fn(UNIFORM.astype(np.float32), atoms.astype(np.float32),
+               weights.astype(np.float32)).numpy()
+    np.testing.assert_allclose(got32, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_uniform_projection_needs_two_points():
+    with pytest.raises(ValueError, match='>= 2 points'):
+        categorical.project_uniform(np.array([0.5]), [[0.1]], [[1.0]])
+
+
 def test_atoms_outside_are_clipped_to_the_ends():
     support = UNIFORM
     atoms = np.array([[-100.0, -3.0 - 1e-9, 3.0 + 1e-9, 55.0, 2.5]])

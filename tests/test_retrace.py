@@ -46,10 +46,11 @@ def _inputs(seed, t=T, b=B, a=A, num_atoms=None):
 def _traces(target_policy, behaviour_probs, actions, lambda_):
     """c_s = lambda min(1, pi(a_s|x_s) / mu(a_s|x_s)) (eq. 4), one entry at a time."""
     t, b = actions.shape
+    lambdas = np.broadcast_to(lambda_, (t, b))          # a scalar, or one lambda per step
     c = np.zeros((t, b))
     for s in range(t):
         for j in range(b):
-            c[s, j] = lambda_ * min(1.0, target_policy[s, j, actions[s, j]] / behaviour_probs[s, j])
+            c[s, j] = lambdas[s, j] * min(1.0, target_policy[s, j, actions[s, j]] / behaviour_probs[s, j])
     return c
 
 
@@ -320,6 +321,20 @@ def test_distributional_matches_reference(mode, lambda_):
     got = fn(inputs).numpy()
     expected = _distributional_reference(**inputs, support=SUPPORT, lambda_=lambda_)
     np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize('uniform_support', [False, True])
+def test_distributional_per_step_lambda_and_uniform_projection(uniform_support):
+    """A [T, B] lambda (the learner's lambda * mask: c = 0 where a step is not learnt from),
+    and the O(M) projection of an evenly spaced support, against the all-loops reference."""
+    inputs = _inputs(seed=21, t=6, b=3, a=3, num_atoms=len(SUPPORT))
+    lambda_ = 0.9 * (np.random.default_rng(21).uniform(size=(6, 3)) > 0.3)
+    fn = tf.function(lambda kw: retrace_lib.distributional_retrace(
+        **kw, support=SUPPORT, lambda_=tf.constant(lambda_), uniform_support=uniform_support),
+        jit_compile=True)
+    expected = _distributional_reference(**inputs, support=SUPPORT, lambda_=lambda_)
+    np.testing.assert_allclose(fn(_distributional_args(inputs)).numpy(), expected,
+                               rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize('lambda_', LAMBDAS)

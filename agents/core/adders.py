@@ -29,17 +29,20 @@ class SequenceAdder:
     learner bootstraps from the last step's value and learns from every transition exactly once.
     Sequences run across episode boundaries; the per-step discount marks where episodes end
     (and, in recurrent steps, `first` where they start). A recurrent policy's `core_state` is
-    stored once per item, from the sequence's first step (agents/core/steps.py).
+    stored once per item, from the sequence's first step (agents/core/steps.py). A table
+    named in `columns` gets items of those step fields only (e.g. a rate-limiting table).
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
-                 length: int, period: int, max_in_flight_items: int = 2):
+                 length: int, period: int, max_in_flight_items: int = 2,
+                 columns: Mapping[str, Sequence[str]] | None = None):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities:
             raise ValueError('a SequenceAdder needs at least one table')
         self._writer = client.trajectory_writer(num_keep_alive_refs=length)
         self._priorities = dict(priorities)
+        self._columns = dict(columns or {})
         self._length = length
         self._period = period
         self._max_in_flight = max_in_flight_items
@@ -59,8 +62,11 @@ class SequenceAdder:
                 trajectory[steps.CORE_STATE] = tree.map_structure(
                     lambda column: column[-self._length], state)
             for table, priority in self._priorities.items():
-                self._writer.create_item(table, priority=float(priority(self._steps)),
-                                         trajectory=trajectory)
+                fields = self._columns.get(table)
+                self._writer.create_item(
+                    table, priority=float(priority(self._steps)),
+                    trajectory=(trajectory if fields is None
+                                else {name: trajectory[name] for name in fields}))
             # Blocks while a table is full: the learner's pace throttles the actors.
             self._writer.flush(block_until_num_items=self._max_in_flight)
 

@@ -89,6 +89,13 @@ class Builder(abc.ABC):
         del client, state, learner_id
         return None
 
+    def replay_checkpoint(self, client: reverb.Client, learner_id: int
+                          ) -> Callable[[], Any] | None:
+        """Learner(on_checkpoint=...): with `replay_checkpointing`, the server checkpoints its
+        tables after each learner checkpoint; one learner does it for all (a sweep's shared
+        replay is checkpointed once)."""
+        return client.checkpoint if self.replay_checkpointing and learner_id == 0 else None
+
     def table(self, name: str, learner_id: int) -> str:
         """The name learner `learner_id` uses for the declared table `name`."""
         declared = {t.name: t for t in self.tables()}
@@ -143,9 +150,8 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         variables_table=tables.private(tables.VARIABLES, learner_id),
         episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
         after_update=builder.replay_feedback(client, state, learner_id),
-        # One learner checkpoints the server: with a sweep, one checkpoint of the shared replay.
-        on_checkpoint=(client.checkpoint if builder.replay_checkpointing and learner_id == 0
-                       else None), name=name, max_nonfinite_updates=c.max_nonfinite_updates)
+        on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
+        max_nonfinite_updates=c.max_nonfinite_updates)
 
 
 def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,

@@ -53,3 +53,9 @@ class VariableClient:
         for variable, value in zip(self._variables, values):
             variable.assign(value[0])
         self.learner_step = step
+
+
+def copy_variables(source, target) -> None:
+    """Assigns `source`'s variables to `target`'s (a target network's periodic copy)."""
+    for s, t in zip(source.variables, target.variables):
+        t.assign(s)

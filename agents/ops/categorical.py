@@ -40,3 +40,39 @@ def project(support, atoms, probabilities):
     falling = (right - x) / right_gap                # (z_{i+1} - x) / (z_{i+1} - z_i)
     kernel = tf.clip_by_value(tf.where(x <= support, rising, falling), 0.0, 1.0)  # [..., M, N]
     return tf.reduce_sum(probabilities[..., None] * kernel, axis=-2)
+
+
+def project_uniform(support, atoms, probabilities):
+    """`project` for an evenly spaced support (Reactor eq. 5's grid), in O(M) per row instead
+    of O(M N): each atom's mass goes to its two neighbouring points by segment sums.
+
+    Args:
+      support: [N] evenly spaced z_1 < ... < z_N, N >= 2 (only z_1, z_N and N are read).
+      atoms: [..., M] locations.
+      probabilities: [..., M] masses (any real weights).
+
+    Returns:
+      [..., N], equal to `project(support, atoms, probabilities)` up to rounding.
+    """
+    atoms = tf.convert_to_tensor(atoms)
+    probabilities = tf.convert_to_tensor(probabilities, atoms.dtype)
+    support = tf.convert_to_tensor(support, atoms.dtype)
+    num_points = support.shape[0]
+    if support.shape.rank != 1 or num_points is None or num_points < 2:
+        raise ValueError(f'categorical: `support` must be a vector of >= 2 points, got shape '
+                         f'{support.shape}.')
+    v_min, v_max = support[0], support[-1]
+    position = (tf.clip_by_value(atoms, v_min, v_max) - v_min) / (v_max - v_min) * (
+        num_points - 1)                                                  # in [0, N - 1]
+    lower = tf.minimum(tf.floor(position), num_points - 1)
+    upper_weight = position - lower                                      # 0 on a point
+    lower = tf.cast(lower, tf.int32)
+    upper = tf.minimum(lower + 1, num_points - 1)
+    rows = tf.reduce_prod(tf.shape(atoms)[:-1])
+    offsets = tf.reshape(tf.range(rows) * num_points,
+                         tf.concat([tf.shape(atoms)[:-1], [1]], axis=0))
+    masses = tf.concat([probabilities * (1 - upper_weight), probabilities * upper_weight], -1)
+    segments = tf.concat([lower + offsets, upper + offsets], axis=-1)
+    projected = tf.math.unsorted_segment_sum(tf.reshape(masses, [-1]),
+                                             tf.reshape(segments, [-1]), rows * num_points)
+    return tf.reshape(projected, tf.concat([tf.shape(atoms)[:-1], [num_points]], axis=0))

@@ -1,0 +1,136 @@
+"""Reactor on Atari as a builder (agents/core/builders.py): lazily prioritized sequence replay
+(sec. 3.3) paced at 5 acting steps per learning step (sec. 3.4), the table 3 network, and the
+learner of agents/reactor/learning.py."""
+from typing import Iterator
+
+import numpy as np
+import reverb
+import sonnet as snt
+import tensorflow as tf
+
+from agents.core import adders
+from agents.core import builders
+from agents.core import replay_feedback
+from agents.core import steps
+from agents.networks import reactor as reactor_network
+from agents.reactor import acting
+from agents.reactor import learning
+from environments import atari
+from reverb_tables import lazy_priorities
+from reverb_tables import tables
+
+PACE = 'reactor_pace'
+
+
+class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
+    """Actors write every overlapping sequence of n steps, each with the core state at its
+    start and its stream and position, into the two lazy-priority tables and, as a stub of
+    positions, into the pace table. The pace table's rate limiter holds the actors and the
+    learner at `acting_steps_per_learning_step` (the learner draws one stub per update); the
+    learner draws each batch with `LazyReplay` and writes priorities back."""
+
+    # Replay and its bookkeeping survive a restart (Reverb checkpoint with the learner's).
+    replay_checkpointing = True
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._replays = {}
+
+    def step_spec(self) -> dict:
+        network = reactor_network.ReactorNet(self.num_actions, self.config.num_atoms)
+        return steps.step_spec(
+            observation=tf.TensorSpec(self.observation_shape, tf.uint8),
+            action=tf.TensorSpec([], tf.int32),
+            extras={'behaviour_prob': tf.TensorSpec([], tf.float32),
+                    lazy_priorities.STREAM: tf.TensorSpec([], tf.int64),
+                    lazy_priorities.POSITION: tf.TensorSpec([], tf.int64)},
+            core_state=steps.state_spec(network.initial_state(1)))
+
+    def tables(self) -> list[builders.TableDeclaration]:
+        c = self.config
+        signature = tables.trajectory_signature(self.step_spec(), c.sequence_length)
+        lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay_capacity,
+                                           slack=c.replay_slack)
+        pace = reverb.Table(
+            name=PACE, sampler=reverb.selectors.Uniform(), remover=reverb.selectors.Fifo(),
+            max_size=c.replay_capacity + c.replay_slack,
+            rate_limiter=reverb.rate_limiters.SampleToInsertRatio(
+                samples_per_insert=1.0 / c.acting_steps_per_learning_step,
+                min_size_to_sample=c.min_replay_size,
+                error_buffer=float(c.rate_limiter_tolerance)),
+            signature={lazy_priorities.POSITION: signature[lazy_priorities.POSITION]})
+        made = lazy + [pace, lazy_priorities.snapshot_table()]
+        return [builders.TableDeclaration(table.name, lambda name, t=table: t, shared=True)
+                for table in made]
+
+    def network(self) -> snt.Module:
+        network = reactor_network.ReactorNet(self.num_actions, self.config.num_atoms,
+                                             self.config.policy_epsilon)
+        network.unroll(tf.zeros((1, 1, *self.observation_shape), tf.uint8),
+                       tf.ones((1, 1), tf.bool), network.initial_state(1))
+        return network
+
+    def learning_state(self) -> learning.ReactorLearning:
+        c = self.config
+        return learning.ReactorLearning(self.network(), self.network(), c,
+                                        jit_compile=builders.resolve_jit(c.jit_compile))
+
+    def _replay(self, client: reverb.Client, learner_id: int) -> lazy_priorities.LazyReplay:
+        if learner_id not in self._replays:
+            c = self.config
+            self._replays[learner_id] = lazy_priorities.LazyReplay(
+                client, capacity=c.replay_capacity, epsilon=c.replay_epsilon,
+                seed=builders.learner_seed(c, learner_id),
+                snapshot_table=lazy_priorities.LAZY_SNAPSHOT)
+        return self._replays[learner_id]
+
+    def dataset(self, replay_address: str, learner_id: int) -> Iterator[dict]:
+        """Batches on the learner's thread: one pace stub (blocking while the actors are
+        behind), then B sequences with their importance weights (sec. 3.3: beta = 1)."""
+        client = reverb.Client(replay_address)
+        replay = self._replay(client, learner_id)
+        while True:
+            next(iter(client.sample(PACE, 1, emit_timesteps=False)))
+            sample = replay.sample(self.config.batch_size)
+            yield {**sample.data, 'keys': sample.info.key,
+                   'weights': (1.0 / (sample.info.table_size * sample.info.probability)
+                               ).astype(np.float32)}
+
+    def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int):
+        """Priorities go back through the lazy bookkeeping; frames are the actors' steps (one
+        pace stub each) times the action repeat."""
+        replay = self._replay(client, learner_id)
+        return replay_feedback.ReplayFeedback(
+            client, PACE, state.frames, frames_per_transition=self.config.action_repeat,
+            write=replay.update)
+
+    def replay_checkpoint(self, client: reverb.Client, learner_id: int):
+        """The bookkeeping goes into the snapshot table just before the server checkpoints, so
+        that one Reverb checkpoint holds both."""
+        replay = self._replay(client, learner_id)
+
+        def checkpoint():
+            replay.save()
+            return client.checkpoint()
+        return checkpoint
+
+    def adder(self, client: reverb.Client, learner_id: int) -> acting.StreamAdder:
+        c = self.config
+        pending = lazy_priorities.adder_priorities()
+        return acting.StreamAdder(adders.SequenceAdder(
+            client, {**pending, PACE: adders.constant_priority()}, length=c.sequence_length,
+            period=c.sequence_period, columns={PACE: (lazy_priorities.POSITION,)}))
+
+    def policy(self, network: snt.Module, actor_id: int, seed: int) -> acting.ReactorPolicy:
+        del actor_id, seed   # sampling is seeded through tf.random.set_seed
+        return acting.ReactorPolicy(network)
+
+    def evaluation_policy(self, network: snt.Module) -> acting.ReactorPolicy:
+        """Sec. 4.1: evaluated acting by its policy (the 0.01 uniform is in the network)."""
+        return acting.ReactorPolicy(network)
+
+    def actor_update_period(self) -> int:
+        """Not stated for the actors ("each worker downloads the newest network parameters
+        before each learning step", sec. 3.4): every `acting_steps_per_learning_step` steps,
+        i.e. once per learning step of the paper's pace."""
+        return max(1, round(self.config.acting_steps_per_learning_step))

@@ -1,0 +1,21 @@
+"""Running launch programs from benchmarks and reading their figures back."""
+import csv
+import subprocess
+
+
+def frames_per_second(learner_csv: str) -> float:
+    """Frames/s a learner counted, between 20% and 100% of its frames (start-up left out)."""
+    with open(learner_csv, newline='') as f:
+        rows = [(int(r['frames']), float(r['wall_time'])) for r in csv.DictReader(f)]
+    final = rows[-1][0]
+    start = next(row for row in rows if row[0] >= 0.2 * final)
+    return (final - start[0]) / max(rows[-1][1] - start[1], 1e-9)
+
+
+def run_together(commands):
+    """Runs the commands at once; exits naming the first that fails."""
+    processes = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for c in commands]
+    for process, command in zip(processes, commands):
+        if process.wait() != 0:
+            raise SystemExit(f'failed: {" ".join(command)}')
