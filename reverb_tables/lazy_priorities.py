@@ -407,8 +407,9 @@ class LazyReplay:
 
     The bookkeeping lives in this process. `save()` writes it into `snapshot_table` on the
     server, so that a Reverb checkpoint taken right after holds tables and bookkeeping of one
-    moment; a new `LazyReplay` restores it from there, and raises `ReplayDivergedError` if the
-    tables no longer match it (the server kept registering after the snapshot).
+    moment; a new `LazyReplay` restores it from there (or starts empty where there is none), and
+    raises `ReplayDivergedError` if the tables no longer match it (the server kept registering
+    after the snapshot).
     """
 
     def __init__(self, client: reverb.Client, *, capacity: int, epsilon: float = EPSILON,
@@ -432,9 +433,10 @@ class LazyReplay:
             raise ValueError(f'capacity {capacity} must be in [1, {max_size}): the tables\' '
                              f'max_size (capacity + slack) must leave room for new items')
         self._signature = info[prioritized_table].signature
-        if snapshot_table and info[snapshot_table].current_size:
-            self._restore(info[snapshot_table].signature, initial_priority,
-                          info[prioritized_table].current_size)
+        if snapshot_table:
+            if info[snapshot_table].current_size:
+                self._restore(info[snapshot_table].signature, initial_priority)
+            self._check_tables(info[prioritized_table].current_size)
 
     @property
     def lazy(self) -> LazyPriorities:
@@ -444,10 +446,14 @@ class LazyReplay:
         """Writes the bookkeeping into the snapshot table (replacing the previous one)."""
         self._client.insert(self._lazy.state(), priorities={self._snapshot: 1.0})
 
-    def _restore(self, signature, initial_priority: float, table_size: int) -> None:
+    def _restore(self, signature, initial_priority: float) -> None:
         sample = next(iter(self._client.sample(self._snapshot, 1, emit_timesteps=False)))
         state = tree.unflatten_as(signature, [column[0] for column in sample.data])
         self._lazy = LazyPriorities.from_state(state, initial_priority)
+
+    def _check_tables(self, table_size: int) -> None:
+        """Raises ReplayDivergedError unless the prioritized table's registered (not pending)
+        items are those of the bookkeeping: as many, with the same sum of priorities."""
         registered, total = len(self._lazy), self._lazy.total()
         table_total = 0.0
         if table_size:
@@ -459,9 +465,9 @@ class LazyReplay:
                 or abs(table_registered - total) > 1e-6 * total + 1e-12 * table_total + 1e-3):
             raise ReplayDivergedError(
                 f'{self._prioritized} holds {table_size - pending} registered items summing to '
-                f'{table_registered:.6g}, its saved bookkeeping {registered} summing to '
-                f'{total:.6g}: the replay server ran on after the snapshot; restart it from '
-                f'its checkpoint together with the learner')
+                f'{table_registered:.6g}, the saved bookkeeping {registered} summing to '
+                f'{total:.6g}: the replay server ran on after the last snapshot; restart it '
+                f'from its checkpoint together with the learner')
 
     def _draws(self, table: str, count: int):
         """`count` draws: (info, unflattened data)."""

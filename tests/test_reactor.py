@@ -21,6 +21,7 @@ from agents.reactor import config as reactor_config
 from agents.reactor import learning
 from launch_processes import ENV
 from launch_processes import ROOT
+from launch_processes import wait_for
 from reverb_tables import lazy_priorities
 from reverb_tables import tables
 
@@ -134,10 +135,11 @@ def replay_run(tmp_path_factory):
     def inserts():
         return client.server_info()[reactor_builder.PACE].rate_limiter_info.insert_stats.completed
 
-    last = -1
-    while inserts() != last:           # the actor is held once inserts stop for 3 s
-        last = inserts()
-        time.sleep(3.0)
+    # The limiter lets min_replay_size + tolerance x ratio sequences in before the first draw.
+    held_at = c.min_replay_size + c.rate_limiter_tolerance * c.acting_steps_per_learning_step
+    wait_for(lambda: inserts() >= held_at - c.acting_steps_per_learning_step,
+             'the actor to fill the replay')
+    time.sleep(3.0)                    # and then it is held
     yield builder, state, client, address
     server.stop()
 
@@ -196,6 +198,6 @@ def test_a_snapshot_restores_the_bookkeeping(replay_run):
     assert restored.lazy.state()['keys'].tolist() == replay.lazy.state()['keys'].tolist()
     key = int(replay.lazy.state()['keys'][0])
     replay.update([key], [replay.lazy.estimate(key) + 1.0])
-    with pytest.raises(lazy_priorities.ReplayDivergedError, match='ran on after the snapshot'):
+    with pytest.raises(lazy_priorities.ReplayDivergedError, match='ran on after the last snapshot'):
         lazy_priorities.LazyReplay(client, capacity=builder.config.replay_capacity,
                                    snapshot_table=lazy_priorities.LAZY_SNAPSHOT)

@@ -81,7 +81,7 @@ def atari() -> ml_collections.ConfigDict:
 def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=quick`: a small machine, not the paper. The paper's algorithm and learner
     settings; a replay of 100k sequences filled to 2,000 before learning, 1M frames, one
-    actor process of 4 environments."""
+    actor process of 4 environments, 5 evaluation episodes instead of 200."""
     c = ml_collections.ConfigDict(c.to_dict())
     c.replay_capacity = 100_000
     c.min_replay_size = 2_000
@@ -89,6 +89,7 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.num_actors = 1
     c.envs_per_actor = 4
     c.checkpoint_interval_s = 120.0
+    c.eval_episodes = 5
     return c
 
 
