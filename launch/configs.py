@@ -107,8 +107,11 @@ def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
 
 def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
     os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, CONFIG_FILE), 'w') as f:
+    path = os.path.join(run_dir, CONFIG_FILE)
+    temporary = f'{path}.{os.getpid()}.tmp'   # written whole, then renamed: never half a file
+    with open(temporary, 'w') as f:
         json.dump(config.to_dict(), f, indent=2, sort_keys=True)
+    os.replace(temporary, path)
 
 
 def load(run_dir: str) -> ml_collections.ConfigDict:

@@ -73,6 +73,6 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     except (configs.ConfigError, runtime.LaunchError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
-    except learner_lib.NonFiniteError as e:
+    except (learner_lib.NonFiniteError, learner_lib.CheckpointError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(runtime.FATAL_EXIT_CODE)

@@ -2,8 +2,8 @@
 
 Every experiment program runs one of these roles:
   local    (default) start replay, learners and their actors as processes on this machine,
-           restart a dead actor or learner, evaluate when training ends, stop everything on
-           Ctrl-C;
+           restart a dead actor, learner or replay server, evaluate when training ends, stop
+           everything on Ctrl-C;
   replay   the Reverb server with the tables of every learner;
   learner  one learner (--learner_id), reading from --replay_address;
   actor    one actor process (--actor_id) of one learner, writing to --replay_address.
@@ -158,8 +158,11 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
     supervised processes.
 
     A dead actor is restarted; a learner that dies is restarted and resumes from its checkpoint;
-    when a learner finishes, its actors are stopped; when all have, `on_finished` runs
-    (evaluation). Ctrl-C stops every process (learners checkpoint first) and says how to resume.
+    a dead replay server is restarted on the same address, restoring its newest checkpoint where
+    the agent checkpoints replay, and the other roles' Reverb clients reconnect to it (what is
+    lost: docs/fidelity.md, "Faults"). When a learner finishes, its actors are stopped; when all
+    have, `on_finished` runs (evaluation). Ctrl-C stops every process (learners checkpoint
+    first) and says how to resume.
     """
     logs = os.path.join(run_dir, 'logs')
     os.makedirs(logs, exist_ok=True)
@@ -185,8 +188,7 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
         while not all(learner.finished for learner in learners):
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
-                raise LaunchError(f'the replay server exited (code {replay.poll()}):\n'
-                                  f'{replay.log_tail()}')
+                _restart(replay, replay.poll(), 'on the same address; the other roles reconnect')
             for learner in learners:
                 learner.supervise()
         on_finished()

@@ -16,26 +16,8 @@ from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from launch import runtime
 from reverb_tables import tables
-
-
-def _batch(builder, rng, reward):
-    c = builder.config
-    shape = (c.batch_size, c.unroll_length + 1)
-    return {'observation': tf.constant(rng.integers(0, 255, (*shape, 84, 84, 4), np.uint8)),
-            'action': tf.zeros(shape, tf.int32), 'reward': tf.fill(shape, reward),
-            'discount': tf.ones(shape), 'mask': tf.ones(shape),
-            'behaviour_logits': tf.zeros((*shape, builder.num_actions))}
-
-
-def _learner(builder, address, run_dir, batches):
-    c = builder.config
-    state = builder.learning_state()
-    return state, learner_lib.Learner(
-        update=state.update, iterator=iter(batches), state=state, step=state.step,
-        frames=state.frames, variables_to_push=state.network.trainable_variables,
-        client=reverb.Client(address), run_dir=run_dir, total_frames=c.total_frames,
-        checkpoint_interval_s=3600, log_interval_s=0.0,
-        max_nonfinite_updates=c.max_nonfinite_updates)
+from tiny_learner import batch as _batch
+from tiny_learner import learner as _learner
 
 
 def test_nonfinite_updates_are_skipped_then_stop_the_learner_without_a_checkpoint(tmp_path):
@@ -86,7 +68,8 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
 
 def _apex_sample(builder, rng, reward):
     """A batch of 4 transitions of `builder`'s signature, rewards set to `reward`."""
-    signature = tables.transition_signature(builder.step_spec(), builder.config.n_step)
+    signature = tables.transition_signature(builder.step_spec(), builder.config.n_step,
+                                           builder.stack)
 
     def value(name, spec):
         shape = (4, *spec.shape)

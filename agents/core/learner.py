@@ -2,7 +2,14 @@
 
 Reverb dataset -> the agent's compiled update -> parameters pushed to the actors, checkpoints
 with `tf.train.CheckpointManager`, and logs (learner.csv, episodes.csv, TensorBoard, progress).
-A restarted learner restores its last checkpoint, frame counter included, and goes on.
+A restarted learner restores its newest readable checkpoint, frame counter included, and goes on.
+
+Checkpoints cannot be half-written: TF writes a checkpoint's files under temporary names and
+renames them, then names it in the `checkpoint` state file, itself replaced atomically; a
+learner killed mid-write leaves the previous one newest. A checkpoint that still cannot be read
+(truncated by a full disk or a crash) is skipped on restore with one line, for the one before.
+A save that fails (a full disk, an unwritable directory) is one line and training goes on, the
+newest good checkpoint kept; only the final save failing stops the learner (CheckpointError).
 """
 import fcntl
 import os
@@ -23,6 +30,10 @@ from reverb_tables import tables
 
 class NonFiniteError(RuntimeError):
     """The learner stopped: too many consecutive updates had a non-finite loss or gradient."""
+
+
+class CheckpointError(RuntimeError):
+    """The learner stopped: no checkpoint could be read, or its final one could not be written."""
 
 
 def lock_directory(directory: str, owner: str, remedy: str):
@@ -52,7 +63,11 @@ class EpisodeStatsReader:
         self._table = table
 
     def drain(self) -> list[dict[str, Any]]:
-        size = self._client.server_info()[self._table].current_size
+        """The games finished since the last call; none while the replay server is down."""
+        try:
+            size = self._client.server_info(timeout=5)[self._table].current_size
+        except (RuntimeError, reverb.errors.ReverbError):
+            return []
         if not size:
             return []
         samples = self._client.sample(self._table, size, emit_timesteps=False,
@@ -94,8 +109,8 @@ class Learner:
         checkpoints = os.path.join(run_dir, 'checkpoints')
         self._lock = lock_directory(
             checkpoints, 'learner', 'give each learner of a run its own --learner_id')
-        self._checkpoint = tf.train.CheckpointManager(
-            tf.train.Checkpoint(learner=state), checkpoints, max_to_keep=3)
+        self._saver = tf.train.Checkpoint(learner=state)
+        self._checkpoint = tf.train.CheckpointManager(self._saver, checkpoints, max_to_keep=3)
         self._checkpoint_interval = checkpoint_interval_s
         self._on_checkpoint = on_checkpoint
         self._log_interval = log_interval_s
@@ -111,12 +126,23 @@ class Learner:
         self._stop_requested = False
 
     def restore(self) -> None:
-        path = self._checkpoint.restore_or_initialize()
-        if path:
+        """Restores the newest checkpoint that reads back whole, skipping unreadable ones."""
+        paths = self._checkpoint.checkpoints[::-1]     # newest first
+        for path in paths:
+            try:
+                self._saver.restore(path)
+            except Exception as e:  # pylint: disable=broad-except  (truncated files: IndexError)
+                print(f'[{self._name}] warning: checkpoint {path} is unreadable '
+                      f'({_first_line(e)}); trying the one before', flush=True)
+                continue
             logging.info('restored %s: step %d, frames %d', path, int(self._step.numpy()),
                          int(self._frames.numpy()))
             print(f'[{self._name}] resumed from {path} at frame {int(self._frames.numpy()):,}',
                   flush=True)
+            return
+        if paths:
+            raise CheckpointError(f'none of the checkpoints in {self._checkpoint.directory} '
+                                  f'can be read; move them away to start this learner afresh')
 
     def run(self, max_steps: int | None = None) -> None:
         """Trains to `total_frames` (or `max_steps` more updates), checkpointing on the way."""
@@ -146,7 +172,7 @@ class Learner:
                 last_checkpoint = now
         if metrics:
             self._log(metrics, time.monotonic() - last_log, log_frames, force=True)
-        self._save()
+        self._save(final=True)
 
     def _count_nonfinite(self, metrics, step: int) -> None:
         """Counts updates the agent skipped for a non-finite loss or gradient; stops without
@@ -166,6 +192,14 @@ class Learner:
                 f'checkpoint: {newest}). Lower the learning rate, or look for bad inputs')
 
     def _log(self, metrics, elapsed: float, last_frames: int, force: bool = False) -> int:
+        """Writes the logs; a failed write (a full disk) is one line and training goes on."""
+        try:
+            return self._write_logs(metrics, elapsed, last_frames, force)
+        except OSError as e:
+            print(f'[{self._name}] warning: logs not written ({_first_line(e)})', flush=True)
+            return last_frames
+
+    def _write_logs(self, metrics, elapsed: float, last_frames: int, force: bool) -> int:
         frames = int(self._frames.numpy())
         values = {name: float(np.asarray(value)) for name, value in metrics.items()}
         row = {'step': int(self._step.numpy()), 'frames': frames, 'wall_time': time.time(),
@@ -187,11 +221,32 @@ class Learner:
                                    force=force)
         return frames
 
-    def _save(self) -> None:
-        self._checkpoint.save(checkpoint_number=int(self._frames.numpy()))
+    def _save(self, final: bool = False) -> None:
+        """Saves a checkpoint (then `on_checkpoint`); a failure is one line and training goes
+        on with the newest good checkpoint kept, except for the `final` save."""
+        frames = int(self._frames.numpy())
+        try:
+            self._checkpoint.save(checkpoint_number=frames)
+        except (tf.errors.OpError, OSError) as e:
+            newest = self._checkpoint.latest_checkpoint or 'none yet'
+            reason = f'could not write its checkpoint at frame {frames:,} ({_first_line(e)})'
+            if final:
+                raise CheckpointError(f'{reason}; stopped, newest checkpoint: {newest}') from e
+            print(f'[{self._name}] warning: {reason}; training goes on, newest checkpoint: '
+                  f'{newest}', flush=True)
+            return
         if self._on_checkpoint:
-            self._on_checkpoint()
+            try:
+                self._on_checkpoint()
+            except RuntimeError as e:   # the replay server is down or cannot write
+                print(f'[{self._name}] warning: replay checkpoint at frame {frames:,} not '
+                      f'written ({_first_line(e)})', flush=True)
 
     def _request_stop(self, signum, frame) -> None:
         del signum, frame
         self._stop_requested = True
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -4,6 +4,7 @@ from typing import Callable, Sequence
 
 import reverb
 import tensorflow as tf
+from absl import logging
 
 
 class ReplayFeedback:
@@ -12,8 +13,10 @@ class ReplayFeedback:
     Frames are counted as Ape-X counts them (table 1, fig. 2): environment frames the actors
     generated, i.e. transitions inserted into replay times the action repeat, not frames the
     learner sampled. The count continues from the learner's checkpoint; inserts made while a
-    learner was down are not counted. `write(keys, priorities)` replaces the plain write-back
-    to `table` (Reactor: through the lazy bookkeeping, whose inserts `table` still counts).
+    learner was down are not counted; a restarted replay server counts on from its checkpoint's
+    count, and the frames from there, never back. `write(keys, priorities)` replaces the plain
+    write-back to `table` (Reactor: through the lazy bookkeeping, whose inserts `table` still
+    counts).
     """
 
     def __init__(self, client: reverb.Client, table: str, frames: tf.Variable,
@@ -24,8 +27,7 @@ class ReplayFeedback:
         self._write = write or self._mutate
         self._frames = frames
         self._frames_per_transition = frames_per_transition
-        self._first_inserts = self._inserts()
-        self._first_frames = None
+        self._last_inserts = self._inserts()
 
     def _inserts(self) -> int:
         return self._client.server_info()[self._table].rate_limiter_info.insert_stats.completed
@@ -37,10 +39,15 @@ class ReplayFeedback:
         outputs = dict(outputs)
         keys = outputs.pop('keys').numpy()
         priorities = outputs.pop('priorities').numpy()
-        if not outputs.get('nonfinite'):   # a skipped update has no priorities to give
-            self._write(keys.tolist(), priorities.tolist())
-        if self._first_frames is None:            # after the learner restored its checkpoint
-            self._first_frames = int(self._frames.numpy())
-        inserted = self._inserts() - self._first_inserts
-        self._frames.assign(self._first_frames + inserted * self._frames_per_transition)
+        try:
+            if not outputs.get('nonfinite'):   # a skipped update has no priorities to give
+                self._write(keys.tolist(), priorities.tolist())
+            inserts = self._inserts()
+        except RuntimeError as e:   # the replay server is down: frames are counted next time
+            logging.warning('priorities not written back: %s', e)
+            return outputs
+        # Fewer than last time: the server restarted from its checkpoint; count on from there.
+        inserted = max(inserts - self._last_inserts, 0)
+        self._last_inserts = inserts
+        self._frames.assign_add(inserted * self._frames_per_transition)
         return outputs

@@ -1,0 +1,71 @@
+"""A replay server killed mid-training: the launcher restarts it on the same address, actors and
+learner reconnect, and the run finishes its frame budget with the learner's frame count going on
+(never back). LASER's replay comes back as its newest Reverb checkpoint held it; IMPALA's queue
+loses the unrolls in flight."""
+import csv
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+from reverb.cc import schema_pb2
+
+from launch_processes import ENV
+from launch_processes import ROOT
+from launch_processes import checkpoint_frames
+from launch_processes import children
+from launch_processes import wait_for
+from reverb_tables import tables
+
+
+def _complete(directory):
+    """The Reverb checkpoints in `directory` that were written whole (a DONE file), oldest
+    first."""
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    return [os.path.join(directory, n) for n in names
+            if os.path.exists(os.path.join(directory, n, 'DONE'))]
+
+
+def _replay_keys(checkpoint):
+    """The keys of the replay table's items in a Reverb checkpoint."""
+    records = tf.data.TFRecordDataset(os.path.join(checkpoint, 'items.tfrecord'),
+                                      compression_type='ZLIB')
+    items = (schema_pb2.PrioritizedItem.FromString(record.numpy()) for record in records)
+    return {item.key for item in items if item.table == tables.REPLAY}
+
+
+@pytest.mark.parametrize('module, game', [('launch.impala_atari', 'pong'),
+                                          ('launch.laser_atari', 'breakout')])
+def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tmp_path):
+    run_dir = str(tmp_path / 'run')
+    replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')
+    checkpointing = module == 'launch.laser_atari'
+    total = 4_000   # LASER: at most 200 unrolls, fewer than the replay's 400: none evicted
+    launcher = subprocess.Popen(
+        [sys.executable, '-m', module, f'--game={game}', '--preset=tiny', f'--run_dir={run_dir}',
+         f'--config.total_frames={total}', '--config.checkpoint_interval_s=2'],
+        cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: checkpoint_frames(run_dir) > 0
+                 and (_complete(replay_checkpoints) or not checkpointing),
+                 'a first learner (and replay) checkpoint')
+        for replay in children(run_dir, 'replay'):
+            replay.send_signal(signal.SIGKILL)
+        # What the restarted server restores: nothing writes replay checkpoints until it is up.
+        saved = shutil.copytree(replay_checkpoints, tmp_path / 'saved') if checkpointing else None
+        output, _ = launcher.communicate(timeout=400)
+    finally:
+        launcher.kill()
+    assert launcher.returncode == 0, output
+    assert 'replay exited with code -9; restarting it' in output, output
+    assert 'learner exited' not in output and 'resumed from' not in output, output
+    with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
+        frames = [int(row['frames']) for row in csv.DictReader(f)]
+    assert frames == sorted(frames) and frames[-1] >= total     # on from where it was
+    assert checkpoint_frames(run_dir) >= total
+    if checkpointing:
+        restored = _replay_keys(_complete(saved)[-1])
+        assert restored and restored <= _replay_keys(_complete(replay_checkpoints)[-1])
