@@ -14,6 +14,7 @@ from agents.core import learner as learner_lib
 from launch import configs
 from launch import experiments
 from launch import runtime
+from reverb_tables import lazy_priorities
 
 _PRESET = flags.DEFINE_string('preset', 'paper',
                               'paper: the paper settings; quick: a demo for a small machine; '
@@ -76,3 +77,6 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     except (learner_lib.NonFiniteError, learner_lib.CheckpointError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(runtime.FATAL_EXIT_CODE)
+    except lazy_priorities.ReplayDivergedError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(runtime.REPLAY_ROLLBACK_EXIT_CODE)

@@ -31,6 +31,10 @@ ROLES = ('local', 'replay', 'learner', 'actor')
 # A role that exits with this code must not be restarted (a learner stopped by non-finite
 # updates would only repeat them): the launcher stops the run with the role's last log line.
 FATAL_EXIT_CODE = 3
+# A learner whose replay state belongs to its checkpoint (Reactor's lazy priorities) exits
+# with this when the live replay server ran on past that checkpoint: the launcher restarts
+# the replay server from its checkpoint, then the learner.
+REPLAY_ROLLBACK_EXIT_CODE = 4
 _MAX_RESTARTS_PER_PROCESS = 20
 
 
@@ -189,6 +193,12 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
                 _restart(replay, replay.poll(), 'on the same address; the other roles reconnect')
+            if any(learner.process.poll() == REPLAY_ROLLBACK_EXIT_CODE for learner in learners):
+                print('[launcher] the replay server ran on past the learner\'s checkpoint; '
+                      'restarting it from its checkpoint', flush=True)
+                replay.stop()
+                replay.start()
+                wait_for_replay(address)
             for learner in learners:
                 learner.supervise()
         on_finished()

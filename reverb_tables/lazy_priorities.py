@@ -382,6 +382,10 @@ def identity(data: Mapping[str, Any]) -> tuple[int, int]:
     return (int(np.ravel(data[STREAM])[0]), int(np.ravel(data[POSITION])[0]))
 
 
+def _inserts(table_info) -> int:
+    return table_info.rate_limiter_info.insert_stats.completed
+
+
 def mixture_probability(prioritized_probability, num_items, epsilon: float):
     """P(t) = (1 - eps) p^_t / sum_k p^_k + eps / N (sec. 3.3)."""
     return (1.0 - epsilon) * prioritized_probability + epsilon / num_items
@@ -436,7 +440,7 @@ class LazyReplay:
         if snapshot_table:
             if info[snapshot_table].current_size:
                 self._restore(info[snapshot_table].signature, initial_priority)
-            self._check_tables(info[prioritized_table].current_size)
+            self._check_tables()
 
     @property
     def lazy(self) -> LazyPriorities:
@@ -451,22 +455,30 @@ class LazyReplay:
         state = tree.unflatten_as(signature, [column[0] for column in sample.data])
         self._lazy = LazyPriorities.from_state(state, initial_priority)
 
-    def _check_tables(self, table_size: int) -> None:
+    def _check_tables(self) -> None:
         """Raises ReplayDivergedError unless the prioritized table's registered (not pending)
-        items are those of the bookkeeping: as many, with the same sum of priorities."""
+        items are those of the bookkeeping: as many, with the same sum of priorities. The
+        table is read between two inserts (actors may be writing)."""
         registered, total = len(self._lazy), self._lazy.total()
-        table_total = 0.0
-        if table_size:
-            info, _ = next(self._draws(self._prioritized, 1))
-            table_total = info.priority / info.probability
+        for _ in range(self._max_rounds):
+            before = self._client.server_info()[self._prioritized]
+            table_total = 0.0
+            if before.current_size:
+                info, _ = next(self._draws(self._prioritized, 1))
+                table_total = info.priority / info.probability
+            after = self._client.server_info()[self._prioritized]
+            if _inserts(before) == _inserts(after):
+                break
+        else:
+            raise RuntimeError(f'{self._prioritized} never stayed still for one draw')
         pending = round(table_total / PENDING_PRIORITY)
         table_registered = table_total - pending * PENDING_PRIORITY
-        if (table_size - pending != registered
+        if (before.current_size - pending != registered
                 or abs(table_registered - total) > 1e-6 * total + 1e-12 * table_total + 1e-3):
             raise ReplayDivergedError(
-                f'{self._prioritized} holds {table_size - pending} registered items summing to '
-                f'{table_registered:.6g}, the saved bookkeeping {registered} summing to '
-                f'{total:.6g}: the replay server ran on after the last snapshot; restart it '
+                f'{self._prioritized} holds {before.current_size - pending} registered items '
+                f'summing to {table_registered:.6g}, the saved bookkeeping {registered} summing '
+                f'to {total:.6g}: the replay server ran on after the last snapshot; restart it '
                 f'from its checkpoint together with the learner')
 
     def _draws(self, table: str, count: int):
