@@ -63,6 +63,7 @@ import itertools
 import math
 from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
+from absl import logging
 import numpy as np
 import reverb
 import tensorflow as tf
@@ -437,10 +438,9 @@ class LazyReplay:
             raise ValueError(f'capacity {capacity} must be in [1, {max_size}): the tables\' '
                              f'max_size (capacity + slack) must leave room for new items')
         self._signature = info[prioritized_table].signature
+        self._initial = initial_priority
         if snapshot_table:
-            if info[snapshot_table].current_size:
-                self._restore(info[snapshot_table].signature, initial_priority)
-            self._check_tables()
+            self._reload()
 
     @property
     def lazy(self) -> LazyPriorities:
@@ -450,10 +450,15 @@ class LazyReplay:
         """Writes the bookkeeping into the snapshot table (replacing the previous one)."""
         self._client.insert(self._lazy.state(), priorities={self._snapshot: 1.0})
 
-    def _restore(self, signature, initial_priority: float) -> None:
-        sample = next(iter(self._client.sample(self._snapshot, 1, emit_timesteps=False)))
-        state = tree.unflatten_as(signature, [column[0] for column in sample.data])
-        self._lazy = LazyPriorities.from_state(state, initial_priority)
+    def _reload(self) -> None:
+        """Takes the server's snapshot (none: empty) and checks the tables against it."""
+        info = self._client.server_info()[self._snapshot]
+        self._lazy = LazyPriorities(self._initial)
+        if info.current_size:
+            sample = next(iter(self._client.sample(self._snapshot, 1, emit_timesteps=False)))
+            state = tree.unflatten_as(info.signature, [column[0] for column in sample.data])
+            self._lazy = LazyPriorities.from_state(state, self._initial)
+        self._check_tables()
 
     def _check_tables(self) -> None:
         """Raises ReplayDivergedError unless the prioritized table's registered (not pending)
@@ -494,7 +499,10 @@ class LazyReplay:
             return
         items = sorted(((key, *identity(data)) for key, data in found.items()),
                        key=lambda item: (item[2], str(item[1])))
-        changes = self._lazy.add(items)
+        try:
+            changes = self._lazy.add(items)
+        except ValueError as e:   # a pending item the bookkeeping has: the server went back
+            raise ReplayDivergedError(f'{self._prioritized}: {e}') from None
         removed, more = self._lazy.prune(self._capacity)
         changes.update(more)
         for key in removed:
@@ -508,10 +516,11 @@ class LazyReplay:
         if table_total > total + PENDING_PRIORITY / 2:
             return 'dirty'        # drawn while some item was pending
         if abs(table_total - total) > 1e-6 * total + 1e-3:
-            raise RuntimeError(
+            raise ReplayDivergedError(
                 f'{self._prioritized} holds priorities summing to {table_total}, the '
-                f'bookkeeping {total}: its FIFO removed registered items (raise `slack` or '
-                f'sample more often), or another process changed its priorities')
+                f'bookkeeping {total}: the server restarted from a checkpoint, its FIFO removed '
+                f'registered items (raise `slack` or sample more often), or another process '
+                f'changed its priorities')
         return 'clean'
 
     def sync(self) -> int:
@@ -543,7 +552,22 @@ class LazyReplay:
         """A batch: binomial(B, eps) items from the uniform table, the others from the
         prioritized one, all drawn from one state of the registered items. info.key holds
         prioritized-table keys (for `update`), info.probability P(t), info.table_size N,
-        info.priority p^_t; data is stacked on a leading batch axis."""
+        info.priority p^_t; data is stacked on a leading batch axis.
+
+        Tables that no longer match the bookkeeping (a replay server restarted from its
+        checkpoint) are met by taking the checkpoint's snapshot, where there is a snapshot
+        table; `ReplayDivergedError` if they do not match that either."""
+        try:
+            return self._sample(batch_size)
+        except ReplayDivergedError as e:
+            if not self._snapshot:
+                raise
+            self._reload()
+            logging.warning('%s; bookkeeping reloaded from the server\'s snapshot: %d '
+                            'sequences', e, len(self._lazy))
+            return self._sample(batch_size)
+
+    def _sample(self, batch_size: int) -> reverb.ReplaySample:
         if not len(self._lazy):
             self.sync()
         num_uniform = int(self._rng.binomial(batch_size, self._epsilon))

@@ -1,7 +1,8 @@
 """A replay server killed mid-training: the launcher restarts it on the same address, actors and
 learner reconnect, and the run finishes its frame budget with the learner's frame count going on
 (never back). LASER's replay comes back as its newest Reverb checkpoint held it; IMPALA's queue
-loses the unrolls in flight."""
+loses the unrolls in flight; Reactor's learner takes the restored checkpoint's snapshot of its
+priority bookkeeping and goes on without a restart."""
 import csv
 import os
 import shutil
@@ -38,11 +39,12 @@ def _replay_keys(checkpoint):
 
 
 @pytest.mark.parametrize('module, game', [('launch.impala_atari', 'pong'),
-                                          ('launch.laser_atari', 'breakout')])
+                                          ('launch.laser_atari', 'breakout'),
+                                          ('launch.reactor_atari', 'pong')])
 def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tmp_path):
     run_dir = str(tmp_path / 'run')
     replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')
-    checkpointing = module == 'launch.laser_atari'
+    checkpointing = module != 'launch.impala_atari'
     total = 4_000   # LASER: at most 200 unrolls, fewer than the replay's 400: none evicted
     launcher = subprocess.Popen(
         [sys.executable, '-m', module, f'--game={game}', '--preset=tiny', f'--run_dir={run_dir}',
@@ -66,6 +68,9 @@ def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tm
         frames = [int(row['frames']) for row in csv.DictReader(f)]
     assert frames == sorted(frames) and frames[-1] >= total     # on from where it was
     assert checkpoint_frames(run_dir) >= total
-    if checkpointing:
+    if module == 'launch.reactor_atari':
+        with open(os.path.join(run_dir, 'logs', 'learner.log')) as f:
+            assert "bookkeeping reloaded from the server's snapshot" in f.read()
+    if module == 'launch.laser_atari':   # Reactor's FIFO evicts within 4,000 frames
         restored = _replay_keys(_complete(saved)[-1])
         assert restored and restored <= _replay_keys(_complete(replay_checkpoints)[-1])
