@@ -1,18 +1,30 @@
-"""Ape-X prioritized replay throughput on this machine, at the paper's batch sizes.
+"""Ape-X DQN replay on this machine: bytes per stored transition and insert and sample rates.
 
-  python -m benchmarks.apex_replay [--seconds=10] [--learner]
+  python -m benchmarks.apex_replay [--transitions=20000] [--seconds=10] [--readers=2] [--learner]
 
-Against one in-process Reverb prioritized table (alpha 0.6, FIFO removal) holding Atari
-transitions (two 84x84x4 uint8 observations each, incompressible random frames: a worst case):
-(a) transitions/s inserted, in the actors' batches of 50 (sec. 4.1);
-(b) transitions/s sampled as the learner samples them, batches of 512 through the dataset;
+The replay server of the paper's Ape-X DQN config (prioritized table, capacity 2M) runs in its
+own process. Whole games of real Pong frames (random actions, each step carrying q values as
+the actor's) are recorded first; then, all through the agent's own builder:
+(a) the actor's N-step adder writes `--transitions` transitions of them into the server, in
+    batches of 50 (sec. 4.1): inserted items/s, and the server's resident memory growth over
+    the items, printed as `bytes_per_transition=N`;
+(b) the learner's dataset samples batches of 512 (sec. 4.1) with `--readers` parallel streams
+    (the config's `replay_readers`): items/s.
+With (a) and (b) go the CPU microseconds per item of this process and of the server, which
+another load on the machine changes less than the rates.
 (c) priority updates/s written back with mutate_priorities, 512 per call;
-(d) with --learner, the Ape-X DQN update alone at batch 512, batches/s (the paper's GPU
-    learner: 19 batches/s, sec. 4.1).
+(d) with --learner, the Ape-X DQN update alone at batch 512, frame stacks rebuilt in it,
+    batches/s (the paper's GPU learner: 19 batches/s, sec. 4.1).
 """
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
+import portpicker
+import psutil
 import reverb
 import tensorflow as tf
 from absl import app
@@ -20,18 +32,47 @@ from absl import flags
 
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
+from agents.core import builders
+from agents.core import steps
+from launch import runtime
 from reverb_tables import tables
 
-_SECONDS = flags.DEFINE_float('seconds', 10.0, 'Seconds each part is timed for.')
+_TRANSITIONS = flags.DEFINE_integer('transitions', 20_000, 'Transitions inserted.')
+_SECONDS = flags.DEFINE_float('seconds', 10.0, 'Seconds parts (b) to (d) are timed for.')
 _LEARNER = flags.DEFINE_bool('learner', False, 'Also time the DQN update at batch 512.')
-_SIZE = flags.DEFINE_integer('size', 20_000, 'Items in the table while sampling.')
+_GAME_STEPS = flags.DEFINE_integer('game_steps', 3_000, 'Steps of whole games recorded.')
+_READERS = flags.DEFINE_integer('readers', None, 'Sample streams (default: the config\'s).')
 
 
-def _transitions(n, rng):
-    return [{'observation': rng.integers(0, 256, (84, 84, 4), np.uint8),
-             'action': np.int32(0), 'reward': np.zeros(3, np.float32),
-             'discount': np.full(3, 0.99, np.float32),
-             'next_observation': rng.integers(0, 256, (84, 84, 4), np.uint8)} for _ in range(n)]
+def _record(builder, min_steps, rng):
+    """Steps of whole games as the actor writes them (q values random)."""
+    env = builder.environment(seed=0)
+    action_spec = builder.step_spec()['action']
+    recorded = []
+    inputs = steps.StepInputs([env.reset()], action_spec)
+    while True:
+        action = np.int32(rng.integers(builder.num_actions))
+        extras = {'q_value': rng.normal(size=1).astype(np.float32),
+                  'bootstrap_value': rng.normal(size=1).astype(np.float32)}
+        timestep = env.step(action)
+        recorded.append(steps.written_step(inputs.batch(), 0, action, timestep, extras))
+        if timestep.last():
+            if timestep.discount > 0:
+                recorded.append(steps.bootstrap_step(timestep.observation, recorded[-1]))
+            if len(recorded) >= min_steps:
+                return recorded
+            timestep = env.reset()
+        inputs.advance(0, action, timestep)
+
+
+def _cpu_seconds(*pids):
+    return [sum(psutil.Process(pid).cpu_times()[:2]) for pid in pids]
+
+
+def _per_item(before, after, items):
+    """CPU microseconds per item of this process and of the server."""
+    return (f'CPU per item: {(after[0] - before[0]) / items * 1e6:.0f} us here, '
+            f'{(after[1] - before[1]) / items * 1e6:.0f} us in the server')
 
 
 def _timed(fn, seconds):
@@ -44,59 +85,75 @@ def _timed(fn, seconds):
 def main(argv):
     del argv
     config = apex_config.atari_dqn()
+    config.replay_readers = _READERS.value or config.replay_readers
     builder = builder_lib.ApexDQNAtariBuilder(config)
-    signature = tables.transition_signature(builder.step_spec(), config.n_step)
-    server = reverb.Server([tables.prioritized_table(
-        signature, max_size=_SIZE.value, priority_exponent=config.priority_exponent,
-        min_size_to_sample=1)])
-    client = reverb.Client(f'localhost:{server.port}')
     rng = np.random.default_rng(0)
-    batch = _transitions(config.transition_batch_size, rng)
-    writer = client.trajectory_writer(num_keep_alive_refs=config.transition_batch_size)
+    recorded = _record(builder, _GAME_STEPS.value, rng)
+    port = portpicker.pick_unused_port()
+    address = f'localhost:{port}'
+    server = subprocess.Popen(
+        [sys.executable, '-m', 'launch.apex_dqn_atari', '--role=replay',
+         f'--replay_address={address}', f'--run_dir={tempfile.mkdtemp()}',
+         f'--config.min_replay_size={config.batch_size}'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        runtime.wait_for_replay(address)
+        client = reverb.Client(address)
+        adder = builder.adder(client, learner_id=0)
+        time.sleep(2.0)
+        before = psutil.Process(server.pid).memory_info().rss
+        pids = (os.getpid(), server.pid)
+        cpu = _cpu_seconds(*pids)
+        start = time.monotonic()
+        while client.server_info()[tables.PRIORITIZED].current_size < _TRANSITIONS.value:
+            for step in recorded:
+                adder.add(step)
+        adder.flush()
+        inserted = client.server_info()[tables.PRIORITIZED].current_size
+        insert_rate = inserted / (time.monotonic() - start)
+        insert_cpu = _per_item(cpu, _cpu_seconds(*pids), inserted)
+        time.sleep(2.0)
+        after = psutil.Process(server.pid).memory_info().rss
+        per_transition = (after - before) / inserted
+        print(f'(a) insert: {insert_rate:,.0f} items/s through the adder (batches of '
+              f'{config.transition_batch_size}); {inserted:,} transitions of real Pong frames: '
+              f'server memory {before / 2**20:,.0f} MiB -> {after / 2**20:,.0f} MiB; '
+              f'{insert_cpu}')
+        print(f'bytes_per_transition={per_transition:,.0f}')
+        print(f"the paper's {config.replay_capacity:,}-transition replay at this rate: "
+              f'{per_transition * config.replay_capacity / 2**30:,.1f} GiB', flush=True)
 
-    def insert():
-        for transition in batch:
-            writer.append(transition)
-            writer.create_item(tables.PRIORITIZED, priority=float(rng.random()),
-                               trajectory={k: v[-1] for k, v in writer.history.items()})
-        writer.flush()
-        return len(batch)
-
-    while client.server_info()[tables.PRIORITIZED].current_size < _SIZE.value:
-        insert()
-    insert_rate = _timed(insert, _SECONDS.value)
-    print(f'(a) insert: {insert_rate:,.0f} transitions/s (batches of '
-          f'{config.transition_batch_size})', flush=True)
-
-    dataset = reverb.TrajectoryDataset.from_table_signature(
-        server_address=f'localhost:{server.port}', table=tables.PRIORITIZED,
-        max_in_flight_samples_per_worker=2 * config.batch_size)
-    iterator = iter(dataset.batch(config.batch_size, drop_remainder=True).prefetch(2))
-    keys = next(iterator).info.key.numpy()
-    sample_rate = _timed(lambda: len(next(iterator).info.key), _SECONDS.value)
-    print(f'(b) sample: {sample_rate:,.0f} transitions/s '
-          f'({sample_rate / config.batch_size:.1f} batches of {config.batch_size}/s)',
-          flush=True)
-
-    def mutate():
-        client.mutate_priorities(tables.PRIORITIZED, updates={
-            int(k): float(p) for k, p in zip(keys, rng.random(len(keys)))})
-        return len(keys)
-
-    print(f'(c) priority updates: {_timed(mutate, _SECONDS.value):,.0f}/s', flush=True)
-
-    if _LEARNER.value:
-        config.jit_compile = 'auto'
-        learning = builder_lib.learning.ApexDQNLearning(
-            builder.network(), builder.network(), config,
-            jit_compile=builder_lib.resolve_jit(config.jit_compile))
+        iterator = builder.dataset(address, learner_id=0)
         sample = next(iterator)
-        learning.update(sample)
-        rate = _timed(lambda: (learning.update(sample)['loss'].numpy(), 1)[1], _SECONDS.value)
-        print(f'(d) DQN update at batch {config.batch_size}: {rate:.2f} batches/s '
-              f'({rate * config.batch_size:,.0f} transitions/s; paper: 19 batches/s on a GPU)',
-              flush=True)
-    server.stop()
+        cpu = _cpu_seconds(*pids)
+        sample_rate = _timed(lambda: len(next(iterator).info.key), _SECONDS.value)
+        sample_cpu = _per_item(cpu, _cpu_seconds(*pids), sample_rate * _SECONDS.value)
+        print(f'(b) sample: {sample_rate:,.0f} items/s ({sample_rate / config.batch_size:.1f} '
+              f'batches of {config.batch_size}/s, {config.replay_readers} streams); '
+              f'{sample_cpu}', flush=True)
+
+        keys = sample.info.key.numpy()
+
+        def mutate():
+            client.mutate_priorities(tables.PRIORITIZED, updates={
+                int(k): float(p) for k, p in zip(keys, rng.random(len(keys)))})
+            return len(keys)
+
+        print(f'(c) priority updates: {_timed(mutate, _SECONDS.value):,.0f}/s', flush=True)
+
+        if _LEARNER.value:
+            learning = builder_lib.learning.ApexDQNLearning(
+                builder.network(), builder.network(), config,
+                jit_compile=builders.resolve_jit(config.jit_compile))
+            learning.update(sample)
+            rate = _timed(lambda: (learning.update(sample)['loss'].numpy(), 1)[1],
+                          _SECONDS.value)
+            print(f'(d) DQN update at batch {config.batch_size}: {rate:.2f} batches/s '
+                  f'({rate * config.batch_size:,.0f} transitions/s; paper: 19 batches/s on a '
+                  'GPU)', flush=True)
+    finally:
+        server.terminate()
+        server.wait()
 
 
 if __name__ == '__main__':

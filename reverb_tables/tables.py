@@ -85,16 +85,38 @@ def episode_stats_table(max_size: int = 100_000, name: str = EPISODE_STATS) -> r
                               signature=EPISODE_STATS_SIGNATURE)
 
 
-def transition_signature(step_spec: Mapping[str, tf.TensorSpec],
-                         n_step: int) -> dict[str, tf.TensorSpec]:
-    """Signature of the N-step transitions of agents/core/adders.NStepTransitionAdder."""
+def transition_signature(step_spec: Mapping[str, tf.TensorSpec], n_step: int,
+                         stack: int = 1) -> dict[str, tf.TensorSpec]:
+    """Signature of the N-step transitions of agents/core/adders.NStepTransitionAdder: the
+    `stack` + N frames from o_t's oldest on, and the horizon m of o_{t+N} = o_{t+m}."""
+    observation = step_spec['observation']
     return {
-        'observation': step_spec['observation'],
+        'frames': tf.TensorSpec([stack + n_step, *observation.shape[:-1],
+                                 observation.shape[-1] // stack], observation.dtype),
         'action': step_spec['action'],
         'reward': tf.TensorSpec([n_step], tf.float32),
         'discount': tf.TensorSpec([n_step], tf.float32),
-        'next_observation': step_spec['observation'],
+        'horizon': tf.TensorSpec([], tf.int32),
     }
+
+
+def stacked_transitions(data: Mapping[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """A batch of N-step transitions (`transition_signature`) with `observation` o_t and
+    `next_observation` o_{t+N} as the environment gave them: their frames stacked on the last
+    axis, oldest first (environments/atari.py), from frames [B, stack + N, ..., width]."""
+    frames = tf.convert_to_tensor(data['frames'])
+    stack = frames.shape[1] - data['reward'].shape[1]
+    offsets = tf.range(stack, dtype=tf.int32)
+    next_frames = tf.gather(frames, data['horizon'][:, None] + offsets, batch_dims=1)
+
+    def stacked(x):   # [B, stack, ..., width] -> [B, ..., stack * width]
+        rank = x.shape.rank
+        x = tf.transpose(x, [0, *range(2, rank - 1), 1, rank - 1])
+        return tf.reshape(x, [-1, *x.shape[1:-2], x.shape[-2] * x.shape[-1]])
+
+    transitions = {k: v for k, v in data.items() if k not in ('frames', 'horizon')}
+    return {**transitions, 'observation': stacked(frames[:, :stack]),
+            'next_observation': stacked(next_frames)}
 
 
 def prioritized_table(signature: Mapping[str, tf.TensorSpec], *, max_size: int,

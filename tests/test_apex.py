@@ -79,3 +79,29 @@ def test_actor_epsilons_follow_sec_4_1():
     eps = acting.actor_epsilons(8, 0.4, 7.0)
     assert eps[0] == pytest.approx(0.4) and eps[-1] == pytest.approx(0.4 ** 8)
     np.testing.assert_allclose(eps, [0.4 ** (1 + 7 * i / 7) for i in range(8)])
+
+
+def test_dpg_critic_gradient_norm_is_clipped_to_40():
+    """Appendix D, "otherwise as per DQN": the critic's gradients are applied with their global
+    norm clipped to 40 (Adam's second moment after one step holds the clipped gradient)."""
+    c = apex_config.tiny(apex_config.control_dpg())
+    c.update(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1)
+    builder = builder_lib.ApexDPGControlBuilder(c)
+    server = reverb.Server(builders.replay_tables(builder, 1))
+    address = f'localhost:{server.port}'
+    adder = builder.adder(reverb.Client(address), learner_id=0)
+    spec = builder.step_spec()
+    rng = np.random.default_rng(0)
+    for _ in range(4 * c.batch_size):   # rewards of 10^4: a critic gradient far beyond 40
+        adder.add({'observation': rng.normal(size=spec['observation'].shape).astype(np.float32),
+                   'action': np.zeros(spec['action'].shape, np.float32),
+                   'reward': np.float32(1e4), 'discount': np.float32(1), 'mask': np.float32(1),
+                   'q_value': np.float32(0), 'bootstrap_value': np.float32(0)})
+    adder.flush()
+    state = builder.learning_state()
+    outputs = state.update(next(builder.dataset(address, learner_id=0)))
+    assert float(outputs['grad_norm']) > 1e3
+    optimizer = state.critic_optimizer
+    applied_norm = np.sqrt(sum(np.sum(v.numpy()) for v in optimizer.v) / (1 - optimizer.beta2))
+    assert applied_norm == pytest.approx(c.critic_max_grad_norm, rel=1e-3)
+    server.stop()

@@ -17,9 +17,9 @@ SIGNATURE = tables.transition_signature(STEP_SPEC, N)
 
 
 def _transition(i):
-    return {'observation': np.full(2, i, np.float32), 'action': np.int32(i),
+    return {'frames': np.full((1 + N, 2), i, np.float32), 'action': np.int32(i),
             'reward': np.zeros(N, np.float32), 'discount': np.ones(N, np.float32),
-            'next_observation': np.zeros(2, np.float32)}
+            'horizon': np.int32(N)}
 
 
 def _server(**kwargs):
@@ -124,7 +124,7 @@ def test_learner_waits_for_the_minimum_size():
     with pytest.raises(StopIteration):   # timed out: the rate limiter holds the sample
         next(iter(dataset))
     _insert(client, np.ones(1))
-    assert next(iter(dataset)).data['observation'].shape == (2,)
+    assert next(iter(dataset)).data['frames'].shape == (1 + N, 2)
     server.stop()
 
 
@@ -194,8 +194,10 @@ def test_adder_writes_n_step_transitions_with_initial_priorities(batch_size):
     for t, partial, scale, bootstrap_step in expected:
         sample = next(client.sample('transitions', 1, emit_timesteps=False,
                                     unpack_as_table_signature=True))
-        data = sample.data
+        data = tables.stacked_transitions({k: v[None] for k, v in sample.data.items()})
+        data = {k: np.asarray(v)[0] for k, v in data.items()}
         assert int(data['action']) == t
+        np.testing.assert_array_equal(data['observation'], steps[t]['observation'])
         if scale:
             np.testing.assert_array_equal(data['next_observation'],
                                           bootstrap_step['observation'])

@@ -28,9 +28,14 @@ class _ApexBuilder(builders.Builder):
     # The prioritized replay (sec. 3) survives a restart: the learner checkpoints it with itself.
     replay_checkpointing = True
 
+    @property
+    def stack(self) -> int:
+        """Frames per observation: Atari stacks 4 (appendix C); control features are one."""
+        return self.config.get('frame_stack', 1)
+
     def tables(self) -> list[builders.TableDeclaration]:
         c = self.config
-        signature = tables.transition_signature(self.step_spec(), c.n_step)
+        signature = tables.transition_signature(self.step_spec(), c.n_step, self.stack)
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
@@ -42,18 +47,19 @@ class _ApexBuilder(builders.Builder):
                                    jit_compile=builders.resolve_jit(c.jit_compile))
 
     def dataset(self, replay_address: str, learner_id: int):
-        """Sec. 4.1: batches are sampled (and decompressed) in the background and prefetched."""
+        """Sec. 4.1: batches are sampled and decompressed in the background, in parallel with
+        learning, and prefetched."""
         c = self.config
         return iter(datasets.batches(
             replay_address, [(self.table(tables.PRIORITIZED, learner_id), c.batch_size)],
-            prefetch=c.prefetch_batches))
+            prefetch=c.prefetch_batches, readers=c.replay_readers))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.NStepTransitionAdder:
         c = self.config
         return adders.NStepTransitionAdder(
             client, self.table(tables.PRIORITIZED, learner_id), n_step=c.n_step,
             discount=c.discount, batch_size=c.transition_batch_size,
-            reward_clip=c.reward_clip or None)
+            reward_clip=c.reward_clip or None, stack=self.stack)
 
     def actor_update_period(self) -> int:
         """Sec. 4.1: each environment's actor copies parameters every 400 frames."""

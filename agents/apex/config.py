@@ -54,10 +54,15 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.prefetch_batches = 16              # sec. 4.1: the learner prefetches up to 16 batches
     c.total_frames = 22_800_000_000      # table 1: 22,800M frames (5 days)
 
-    # Runtime: how this machine runs it, not from the paper (360 actors in sec. 4.1).
+    # Actors (sec. 4.1: 360, one CPU core each): 45 processes of 8 environments, each
+    # environment one paper actor with its own epsilon_i; presets size them to a machine.
+    c.num_actors = 45                    # actor processes; x envs_per_actor = 360 (sec. 4.1)
+    c.envs_per_actor = 8                 # not stated (one environment per actor machine)
+
+    # Runtime: how this machine runs it, not from the paper.
     c.num_learners = 1                   # learners on one replay server
-    c.num_actors = 2                     # actor processes
-    c.envs_per_actor = 8                 # environments per process; each is one paper actor
+    c.replay_readers = 2                 # not stated; sample streams decompressed in parallel
+                                         # with learning (sec. 4.1), one per core here
     c.jit_compile = 'auto'               # XLA for the learner update: 'auto' = on iff a GPU
     c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
@@ -87,14 +92,18 @@ def control_dpg() -> ml_collections.ConfigDict:
     c.batch_size = 256                   # sec. 4.2
     c.learning_rate = 1e-4               # appendix D: Adam 1e-4 (actor and critic)
     c.actor_gradient_clip = 1.0          # appendix D: actor gradient clipped element-wise
+    c.critic_max_grad_norm = 40.0        # appendix D: "otherwise as per DQN" (appendix C: 40)
     c.target_update_period = 100         # appendix D: targets copied every 100 batches
     c.prefetch_batches = 16              # sec. 4.1
     c.total_frames = 1_000_000_000       # not stated (fig. 3 is in wall-clock hours)
 
-    # Runtime, not from the paper (64 actors in sec. 4.2).
+    # Actors (sec. 4.2: 64): 8 processes of 8 environments; presets size them to a machine.
+    c.num_actors = 8                     # actor processes; x envs_per_actor = 64 (sec. 4.2)
+    c.envs_per_actor = 8                 # not stated (one environment per actor machine)
+
+    # Runtime, not from the paper.
     c.num_learners = 1                   # learners on one replay server
-    c.num_actors = 2
-    c.envs_per_actor = 8
+    c.replay_readers = 2                 # not stated; as Ape-X DQN
     c.jit_compile = 'auto'
     c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
     c.checkpoint_interval_s = 600.0
@@ -107,7 +116,9 @@ def control_dpg() -> ml_collections.ConfigDict:
 def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=quick`: a demo on a 2-core machine, not the paper."""
     c = ml_collections.ConfigDict(c.to_dict())
-    c.replay_capacity = 100_000          # the paper's 2M Atari transitions need ~110 GB
+    c.num_actors = 2                     # this machine's 2 cores, not the paper's 360 or 64
+    c.envs_per_actor = 8
+    c.replay_capacity = 100_000          # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
     c.min_replay_size = 2_000
     c.batch_size = 64
     c.prefetch_batches = 2
@@ -163,11 +174,11 @@ def check(config: ml_collections.ConfigDict) -> None:
         except ValueError as e:
             raise config_checks.ConfigError(str(e)) from None
         config_checks.at_least(config, 0, 'exploration_sigma', 'reward_clip')
-        config_checks.positive(config, 'actor_gradient_clip')
+        config_checks.positive(config, 'actor_gradient_clip', 'critic_max_grad_norm')
     config_checks.runtime(config)
     config_checks.at_least(config, 1, 'n_step', 'batch_size', 'replay_capacity',
                            'min_replay_size', 'transition_batch_size', 'target_update_period',
-                           'prefetch_batches', 'parameter_update_frames')
+                           'prefetch_batches', 'parameter_update_frames', 'replay_readers')
     config_checks.at_least(config, 0, 'priority_exponent', 'importance_sampling_exponent')
     config_checks.in_unit_interval(config, 'discount')
     config_checks.positive(config, 'learning_rate')

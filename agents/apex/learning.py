@@ -9,17 +9,14 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import optimizers
+from agents.core import variables
 from agents.ops import replay
 from agents.ops import value_learning
+from reverb_tables import tables
 
 
 def _weights(info, beta):
     return tf.cast(replay.importance_weights(info.probability, beta), tf.float32)
-
-
-def _copy(source: snt.Module, target: snt.Module) -> None:
-    for s, t in zip(source.variables, target.variables):
-        t.assign(s)
 
 
 class _TargetNetworkLearning(tf.Module):
@@ -31,7 +28,7 @@ class _TargetNetworkLearning(tf.Module):
         super().__init__(name=name)
         self.network = network
         self.target_network = target_network
-        _copy(network, target_network)
+        variables.copy_variables(network, target_network)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
         self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
         self._config = config
@@ -54,7 +51,7 @@ class ApexDQNLearning(_TargetNetworkLearning):
     def _update(self, sample):
         """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
         c = self._config
-        data = sample.data
+        data = tables.stacked_transitions(sample.data)
         q_target_tn = self.target_network(data['next_observation'])
         weights = _weights(sample.info, c.importance_sampling_exponent)
         with tf.GradientTape() as tape:
@@ -65,15 +62,15 @@ class ApexDQNLearning(_TargetNetworkLearning):
             q_a = tf.gather(q_tm1, data['action'], axis=1, batch_dims=1)
             td_errors = targets - q_a
             loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
-        variables = self.network.trainable_variables
-        gradients = tape.gradient(loss, variables)
+        trainable = self.network.trainable_variables
+        gradients = tape.gradient(loss, trainable)
         finite = optimizers.all_finite(loss, gradients)
         gradients, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
         if finite:   # a non-finite update is skipped, never applied (the learner counts it)
-            self.optimizer.apply(gradients, variables)
+            self.optimizer.apply(gradients, trainable)
             self.step.assign_add(1)
             if self.step % c.target_update_period == 0:
-                _copy(self.network, self.target_network)
+                variables.copy_variables(self.network, self.target_network)
         return {'loss': loss, 'grad_norm': grad_norm, 'mean_q': tf.reduce_mean(q_a),
                 'nonfinite': 1.0 - tf.cast(finite, tf.float32),
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
@@ -92,7 +89,7 @@ class ApexDPGLearning(_TargetNetworkLearning):
 
     def _update(self, sample):
         c = self._config
-        data = sample.data
+        data = tables.stacked_transitions(sample.data)
         observation, next_observation = data['observation'], data['next_observation']
         target = self.target_network
         q_target_tn = target.critic(next_observation, target.policy(next_observation))
@@ -106,6 +103,9 @@ class ApexDPGLearning(_TargetNetworkLearning):
             critic_loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
         critic_gradients = tape.gradient(critic_loss, critic.trainable_variables)
         finite = optimizers.all_finite(critic_loss, critic_gradients)
+        # Appendix D, "otherwise as per DQN": the critic's gradient norm is clipped to 40.
+        critic_gradients, grad_norm = tf.clip_by_global_norm(critic_gradients,
+                                                             c.critic_max_grad_norm)
         if finite:   # a non-finite update is skipped, never applied (the learner counts it)
             self.critic_optimizer.apply(critic_gradients, critic.trainable_variables)
         # Sec. 3.2: ascend q(S_t, pi(S_t; phi); psi); appendix D clips the gradient that
@@ -120,9 +120,9 @@ class ApexDPGLearning(_TargetNetworkLearning):
             self.policy_optimizer.apply(gradients, policy.trainable_variables)
             self.step.assign_add(1)
             if self.step % c.target_update_period == 0:
-                _copy(self.network, self.target_network)
+                variables.copy_variables(self.network, self.target_network)
         return {'loss': critic_loss, 'critic_loss': critic_loss, 'policy_loss': policy_loss,
-                'nonfinite': 1.0 - tf.cast(finite, tf.float32),
+                'grad_norm': grad_norm, 'nonfinite': 1.0 - tf.cast(finite, tf.float32),
                 'mean_q': tf.reduce_mean(q),
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,

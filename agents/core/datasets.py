@@ -15,16 +15,23 @@ ORIGIN = 'origin'
 
 
 def batches(server_address: str, parts: Sequence[tuple[str, int]],
-            prefetch: int = 2) -> tf.data.Dataset:
+            prefetch: int = 2, readers: int = 1) -> tf.data.Dataset:
     """A dataset of `reverb.ReplaySample`s: `count` items from each `(table, count)` of
-    `parts`, concatenated in that order on the batch axis, with `data['origin']` added."""
-    if not parts or any(count < 1 for _, count in parts):
-        raise ValueError(f'need one or more (table, count >= 1) parts, got {parts}')
+    `parts`, concatenated in that order on the batch axis, with `data['origin']` added.
+
+    Each table is read by `readers` Reverb streams whose items interleave in no fixed order,
+    so that unpacking and decompressing samples runs on that many cores (queues need 1)."""
+    if not parts or any(count < 1 for _, count in parts) or readers < 1:
+        raise ValueError(f'need one or more (table, count >= 1) parts and readers >= 1, got '
+                         f'{parts}, {readers}')
     datasets = []
     for table, count in parts:
-        dataset = reverb.TrajectoryDataset.from_table_signature(
-            server_address=server_address, table=table,
-            max_in_flight_samples_per_worker=2 * count)
+        def read(_, table=table, count=count):
+            return reverb.TrajectoryDataset.from_table_signature(
+                server_address=server_address, table=table,
+                max_in_flight_samples_per_worker=2 * count)
+        dataset = read(None) if readers == 1 else tf.data.Dataset.range(readers).interleave(
+            read, cycle_length=readers, num_parallel_calls=readers, deterministic=False)
         datasets.append(dataset.batch(count, drop_remainder=True))
     origin = tf.repeat(tf.range(len(parts), dtype=tf.int32), [count for _, count in parts])
 
