@@ -34,17 +34,19 @@ def main(argv):
     with tempfile.TemporaryDirectory() as root:
         sweep_dir = os.path.join(root, 'laser')
         rates = ','.join(f'{6e-4 * 2 ** (i - 1):g}' for i in range(agents))
-        runs.run_together([[sys.executable, '-m', 'launch.laser_atari', *common, f'--run_dir={sweep_dir}',
-               f'--sweep=learning_rate={rates}', *_EXTRA.value]])
+        runs.run_together([[sys.executable, '-m', 'launch.laser_atari', *common,
+                            f'--run_dir={sweep_dir}', f'--sweep=learning_rate={rates}',
+                            *_EXTRA.value]])
         laser = [runs.frames_per_second(os.path.join(sweep_dir, f'learner_{i}', 'logs',
-                                                 'learner.csv')) for i in range(agents)]
+                                                     'learner.csv')) for i in range(agents)]
         print(f'(a) LASER sweep of {agents} {" ".join(_EXTRA.value)}: {sum(laser):,.0f} '
               f'frames/s (per agent: {", ".join(f"{x:,.0f}" for x in laser)})', flush=True)
         if not _IMPALA.value:
             return
         impala_dirs = [os.path.join(root, f'impala_{i}') for i in range(agents)]
-        runs.run_together([[sys.executable, '-m', 'launch.impala_atari', *common, f'--run_dir={d}',
-               f'--config.seed={i}'] for i, d in enumerate(impala_dirs)])
+        runs.run_together([[sys.executable, '-m', 'launch.impala_atari', *common,
+                            f'--run_dir={d}', f'--config.seed={i}']
+                           for i, d in enumerate(impala_dirs)])
         impala = [runs.frames_per_second(os.path.join(d, 'logs', 'learner.csv'))
                   for d in impala_dirs]
     print(f'(b) {agents} separate IMPALA runs: {sum(impala):,.0f} frames/s '

@@ -21,8 +21,9 @@ CONFIG_FILE = 'config.json'
 def check_fields(config: ml_collections.ConfigDict, experiment: str,
                  argv: Sequence[str]) -> None:
     """A one-line ConfigError for a `--config.<field>` that `config` does not have (say,
-    --config.core=lstm for an agent whose networks are feed-forward only)."""
-    for field in overridden_fields(argv):
+    --config.core=lstm for an agent whose networks are feed-forward only), or whose value is
+    not of the field's type (`--config.learning_rate=abc`, `--config.batch_size=1.5`)."""
+    for field, value in _field_values(argv):
         node = config
         for part in field.split('.'):
             fields = list(node) if isinstance(node, ml_collections.ConfigDict) else []
@@ -31,16 +32,40 @@ def check_fields(config: ml_collections.ConfigDict, experiment: str,
                 hint = f'; did you mean: {", ".join(near)}?' if near else ''
                 raise ConfigError(f'--config.{field}: {experiment} has no field {part!r}{hint}')
             node = node[part]
+        if value is not None:
+            _check_type(field, value, node)
+
+
+def _check_type(field: str, value: str, default) -> None:
+    """`value` must parse as the type of the field's paper value (bool, int or float)."""
+    if isinstance(default, bool):
+        if value.lower() not in ('true', 'false', '1', '0'):
+            raise ConfigError(f'--config.{field}={value} is not true or false')
+        return
+    kind, parse = {int: ('an integer', int), float: ('a number', float)}.get(
+        type(default), (None, None))
+    if parse is None:
+        return
+    try:
+        parse(value)
+    except ValueError:
+        raise ConfigError(f'--config.{field}={value} is not {kind}') from None
+
+
+def _field_values(argv: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(field path, value) the user set with `--config.<path>=<value>`; the value is None for
+    `--config.<path> <value>` (absl parses that form itself)."""
+    found = []
+    for arg in argv:
+        match = re.match(r'^--config\.([\w.]+)(?:=(.*)|$)', arg, re.DOTALL)
+        if match:
+            found.append((match.group(1), match.group(2)))
+    return found
 
 
 def overridden_fields(argv: Sequence[str]) -> list[str]:
     """Field paths the user set with `--config.<path>=...` or `--config.<path> ...`."""
-    fields = []
-    for arg in argv:
-        match = re.match(r'^--config\.([\w.]+)(=|$)', arg)
-        if match:
-            fields.append(match.group(1))
-    return fields
+    return [field for field, _ in _field_values(argv)]
 
 
 def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
@@ -98,9 +123,14 @@ def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return None
-    with open(path) as f:
-        saved = json.load(f)
-    config = experiments.get(saved['experiment']).paper_config()
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+        experiment = saved['experiment']
+    except (ValueError, KeyError, TypeError) as e:
+        raise ConfigError(f'{path} is not a run config ({e}): repair it, or delete it to start '
+                          f'the run afresh') from None
+    config = experiments.get(experiment).paper_config()
     config.update(saved)
     return config
 

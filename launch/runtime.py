@@ -11,6 +11,7 @@ The same program with --role and --replay_address=host:port spreads over many ma
 """
 import ctypes
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -262,6 +263,9 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
+    if not re.fullmatch(r'[^:\s]+:\d+', replay_address):
+        raise configs.ConfigError(f'--replay_address={replay_address} is not host:port '
+                                  f'(e.g. localhost:9000)')
     if role == 'replay':
         builder = experiment.builder(config)
         serve_replay(builders.replay_tables(builder, config.num_learners),

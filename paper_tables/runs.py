@@ -127,7 +127,10 @@ def read_run(run_dir, checkpoint_frames=None):
         raise ValueError(f'{path}: no evaluation.csv (evaluate the run with launch/evaluate.py '
                          'first)')
     config_path = path / 'config.json'
-    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    try:
+        config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    except ValueError as e:
+        raise ValueError(f'{config_path} is not valid JSON ({e})') from None
     evaluations = _evaluations(path / 'evaluation.csv', checkpoint_frames)
     if not evaluations:
         at = f' at checkpoint_frames={checkpoint_frames}' if checkpoint_frames is not None else ''

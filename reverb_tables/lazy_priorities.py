@@ -45,8 +45,9 @@ the table held no pending item when it was drawn (its priority / probability, th
 total, equals the bookkeeping's sum of p^), and a uniform draw only if its item is registered.
 Pending draws are registered at once and the batch's earlier draws dropped (they saw the old
 state; whether new items arrived does not depend on what was drawn). So each kept draw comes
-from the registered items with exactly P(t), whatever actors insert meanwhile. The learner writes priorities back with `LazyReplay.update`: the assigned values
-and every estimate they change, in one `mutate_priorities`.
+from the registered items with exactly P(t), whatever actors insert meanwhile. The learner
+writes priorities back with `LazyReplay.update`: the assigned values and every estimate they
+change, in one `mutate_priorities`.
 
 Removal: the bookkeeping holds at most `capacity` items. Beyond it, registration removes the
 oldest (per stream from the front, taking the stream whose front was registered first:

@@ -50,7 +50,8 @@ def _traces(target_policy, behaviour_probs, actions, lambda_):
     c = np.zeros((t, b))
     for s in range(t):
         for j in range(b):
-            c[s, j] = lambdas[s, j] * min(1.0, target_policy[s, j, actions[s, j]] / behaviour_probs[s, j])
+            ratio = target_policy[s, j, actions[s, j]] / behaviour_probs[s, j]
+            c[s, j] = lambdas[s, j] * min(1.0, ratio)
     return c
 
 

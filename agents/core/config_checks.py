@@ -13,7 +13,7 @@ class ConfigError(ValueError):
 
 def at_least(config, minimum, *fields) -> None:
     for field in fields:
-        if config[field] < minimum:
+        if not config[field] >= minimum:           # NaN included
             raise ConfigError(f'--config.{field} must be >= {minimum}, got {config[field]}')
 
 

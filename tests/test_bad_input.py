@@ -1,0 +1,159 @@
+"""Bad input everywhere: every experiment program, `launch.evaluate` and `paper_tables.compare`
+exit non-zero with one line saying what is wrong (absl's own flag errors: two), no traceback,
+and nothing written to the run directory. One table; the cases run two at a time."""
+import concurrent.futures
+import os
+import subprocess
+import sys
+
+import pytest
+
+from launch_processes import ENV
+from launch_processes import ROOT
+
+_BLOCKER = 'a_file'                 # a file where a run directory should be
+_CORRUPT = 'corrupt_run'            # a run directory whose config.json is cut short
+
+# (program, arguments, the start of the one error line). RUN is the case's run directory,
+# TMP the case's temporary directory.
+CASES = [
+    # Unknown names, with near matches.
+    ('launch.impala_atari', ['--game=pongg'], "error: unknown Atari game 'pongg'; did you mean: "
+     'pong'),
+    ('launch.apex_dpg_control', ['--task=cartpole_swingupp'],
+     "error: unknown dm_control task 'cartpole_swingupp'"),
+    ('launch.reactor_atari', ['--game=breakot'], "error: unknown Atari game 'breakot'"),
+    ('launch.impala_atari', ['--preset=huge'], "error: unknown --preset='huge'; choose one of: "
+     'paper, quick, tiny'),
+    ('launch.laser_atari', ['--sweep=large'], "error: unknown sweep 'large': name one of paper, "
+     'quick'),
+    ('launch.laser_atari', ['--sweep=learning_rte=1e-4,2e-4'],
+     "error: sweep 'learning_rte=1e-4,2e-4' names 'learning_rte', which is not a field a sweep "
+     'can vary (did you mean: learning_rate?'),
+    ('launch.impala_atari', ['--sweep=paper'], 'error: --sweep: impala_atari runs no sweeps'),
+    # Unknown config fields.
+    ('launch.apex_dqn_atari', ['--config.core=lstm'],
+     "error: --config.core: apex_dqn_atari has no field 'core'"),
+    ('launch.impala_atari', ['--config.replay_proportio=0.5'],
+     "error: --config.replay_proportio: impala_atari has no field 'replay_proportio'; did you "
+     'mean: replay_proportion?'),
+    # Values out of range, of the wrong type, NaN.
+    ('launch.impala_atari', ['--config.batch_size=0'],
+     'error: --config.batch_size must be >= 1, got 0'),
+    ('launch.impala_atari', ['--config.discount=1.5'],
+     'error: --config.discount must be in [0, 1], got 1.5'),
+    ('launch.impala_atari', ['--config.torso=huge'],
+     "error: --config.torso must be one of 'shallow', 'deep'"),
+    ('launch.impala_atari', ['--config.learning_rate=nan'],
+     'error: --config.learning_rate must be > 0, got nan'),
+    ('launch.impala_atari', ['--config.entropy_cost=nan'],
+     'error: --config.entropy_cost must be >= 0, got nan'),
+    ('launch.impala_atari', ['--config.learning_rate=abc'],
+     'error: --config.learning_rate=abc is not a number'),
+    ('launch.impala_atari', ['--config.total_frames=1.5e3'],
+     'error: --config.total_frames=1.5e3 is not an integer'),
+    ('launch.laser_atari', ['--config.trust_region=maybe'],
+     'error: --config.trust_region=maybe is not true or false'),
+    ('launch.impala_atari', ['--config.replay_proportion=0.1', '--config.batch_size=4'],
+     'error: --config.replay_proportion=0.1 of --config.batch_size=4 is 0.4 trajectories'),
+    ('launch.impala_atari', ['--config.replay_proportion=1.0'],
+     'error: --config.replay_proportion must be in [0, 1)'),
+    ('launch.impala_atari', ['--config.num_learners=0'],
+     'error: --config.num_learners must be >= 1, got 0'),
+    ('launch.apex_dqn_atari', ['--config.n_step=0'], 'error: --config.n_step must be >= 1, got 0'),
+    ('launch.laser_atari', ['--config.trust_region_threshold=-0.1'],
+     'error: --config.trust_region_threshold must be > 0, got -0.1'),
+    ('launch.laser_atari', ['--config.replay_capacity_observations=5'],
+     'error: --config.replay_capacity_observations=5 holds 1 trajectories, fewer than one '
+     'replay batch (2)'),
+    ('launch.laser_atari', ['--sweep=learning_rate=fast'],
+     "error: sweep value 'fast' for 'learning_rate' is not a"),
+    ('launch.reactor_atari', ['--config.v_max=-20'],
+     'error: --config.v_min must be below --config.v_max, got v_min=-10.0, v_max=-20.0'),
+    ('launch.reactor_atari', ['--config.num_atoms=1'],
+     'error: --config.num_atoms must be >= 2, got 1'),
+    ('launch.reactor_atari', ['--config.sequence_length=1'],
+     'error: --config.sequence_length must be >= 2, got 1'),
+    ('launch.reactor_atari', ['--config.replay_epsilon=1.5'],
+     'error: --config.replay_epsilon must be in [0, 1], got 1.5'),
+    # Roles, addresses, run directories.
+    ('launch.impala_atari', ['--role=actor'],
+     'error: --role=actor needs --replay_address=host:port'),
+    ('launch.impala_atari', ['--role=actor', '--replay_address=nohost'],
+     'error: --replay_address=nohost is not host:port'),
+    ('launch.impala_atari', ['--role=learner', '--replay_address=localhost:1',
+                             '--replay_wait_s=1'],
+     'error: no replay server answers at localhost:1'),
+    ('launch.impala_atari', ['--role=learner', '--learner_id=2', '--config.num_learners=2',
+                             '--replay_address=localhost:1'],
+     'error: --learner_id=2 is out of range: this run has --config.num_learners=2'),
+    ('launch.impala_atari', ['--role=actor', '--actor_id=1', '--replay_address=localhost:1'],
+     'error: --actor_id=1 is out of range'),
+    ('launch.impala_atari', ['--role=bogus'],
+     'FATAL Flags parsing error: flag --role=bogus: value should be one of'),
+    ('launch.impala_atari', ['--launcher=ray'],
+     "FATAL Flags parsing error: Unknown command line flag 'launcher'"),
+    ('launch.impala_atari', ['--run_dir=TMP/a_file/run'],
+     'error: cannot write to TMP/a_file/run: Not a directory; choose a writable --run_dir'),
+    ('launch.impala_atari', ['--run_dir=TMP/corrupt_run'],
+     'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
+    # Evaluation and comparison.
+    ('launch.evaluate', ['--run_dir=TMP/corrupt_run'],
+     'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
+    ('launch.evaluate', ['--run_dir=TMP/nowhere'],
+     "error: TMP/nowhere/config.json not found: is 'TMP/nowhere' a run directory?"),
+    ('paper_tables.compare', ['TMP/nowhere'], 'error: TMP/nowhere: not a run directory'),
+    ('paper_tables.compare', ['TMP/corrupt_run'],
+     'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
+]
+
+
+def _command(program, args, tmp):
+    args = [a.replace('TMP', tmp) for a in args]
+    if program.startswith('launch.') and program != 'launch.evaluate':
+        if not any(a.startswith('--run_dir=') for a in args):
+            args.append(f'--run_dir={tmp}/run')
+        if not any(a.startswith('--preset=') for a in args):
+            args.append('--preset=tiny')
+    return [sys.executable, '-m', program, *args]
+
+
+def _run_case(index, tmp_root):
+    program, args, _ = CASES[index]
+    tmp = os.path.join(tmp_root, str(index))
+    os.makedirs(os.path.join(tmp, _CORRUPT))
+    with open(os.path.join(tmp, _BLOCKER), 'w'):
+        pass
+    with open(os.path.join(tmp, _CORRUPT, 'config.json'), 'w') as f:
+        f.write('{"experiment": "impala_atari", "game": ')
+    return tmp, subprocess.run(_command(program, args, tmp), cwd=ROOT, env=ENV,
+                               capture_output=True, text=True, timeout=240)
+
+
+@pytest.fixture(scope='module')
+def results(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp('bad_input'))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda i: _run_case(i, root), range(len(CASES))))
+
+
+def test_the_table_covers_every_program():
+    programs = {program for program, _, _ in CASES}
+    assert len(CASES) >= 25
+    assert programs >= {'launch.impala_atari', 'launch.apex_dqn_atari', 'launch.apex_dpg_control',
+                        'launch.laser_atari', 'launch.reactor_atari', 'launch.evaluate',
+                        'paper_tables.compare'}
+
+
+@pytest.mark.parametrize('index', range(len(CASES)),
+                         ids=[f'{p.split(".")[-1]}:{" ".join(a)}' for p, a, _ in CASES])
+def test_bad_input_is_one_line(index, results):
+    tmp, result = results[index]
+    message = CASES[index][2].replace('TMP', tmp)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert 'Traceback' not in result.stderr, result.stderr
+    absl_flag_error = message.startswith('FATAL Flags parsing error')
+    assert len(lines) == (2 if absl_flag_error else 1), result.stderr
+    assert lines[0].startswith(message), result.stderr
+    assert not os.path.exists(os.path.join(tmp, 'run', 'config.json'))
