@@ -39,7 +39,7 @@ def check_fields(config: ml_collections.ConfigDict, experiment: str,
 def _check_type(field: str, value: str, default) -> None:
     """`value` must parse as the type of the field's paper value (bool, int or float)."""
     if isinstance(default, bool):
-        if value.lower() not in ('true', 'false', '1', '0'):
+        if value.lower() not in ('true', 't', '1', 'false', 'f', '0'):   # absl's spellings
             raise ConfigError(f'--config.{field}={value} is not true or false')
         return
     kind, parse = {int: ('an integer', int), float: ('a number', float)}.get(
