@@ -35,11 +35,18 @@ class SequenceAdder:
     (and, in recurrent steps, `first` where they start). A recurrent policy's `core_state` is
     stored once per item, from the sequence's first step (agents/core/steps.py). A table
     named in `columns` gets items of those step fields only (e.g. a rate-limiting table).
+
+    Items go to the server at a flush, every `flush_period` steps (default: each item). A
+    flush closes the chunks the items reference, so it also sets how many steps Reverb
+    compresses together and how many chunk references each item holds: with a sequence at
+    every step (Reactor), flushing each item would store each step as a chunk of its own and
+    cost 10 times the memory per stored step (benchmarks/README.md, "Reactor").
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
                  length: int, period: int, max_in_flight_items: int = 2,
-                 columns: Mapping[str, Sequence[str]] | None = None):
+                 columns: Mapping[str, Sequence[str]] | None = None,
+                 flush_period: int | None = None):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities:
@@ -50,8 +57,10 @@ class SequenceAdder:
         self._length = length
         self._period = period
         self._max_in_flight = max_in_flight_items
+        self._flush_period = flush_period or period
         self._steps = collections.deque(maxlen=length)
         self._num_steps = 0
+        self._flushed_at = 0
 
     def add(self, step: Mapping[str, Any]) -> None:
         self._writer.append(step)
@@ -71,8 +80,10 @@ class SequenceAdder:
                     table, priority=float(priority(self._steps)),
                     trajectory=(trajectory if fields is None
                                 else {name: trajectory[name] for name in fields}))
-            # Blocks while a table is full: the learner's pace throttles the actors.
-            self._writer.flush(block_until_num_items=self._max_in_flight)
+            if self._num_steps - self._flushed_at >= self._flush_period:
+                # Blocks while a table is full: the learner's pace throttles the actors.
+                self._writer.flush(block_until_num_items=self._max_in_flight)
+                self._flushed_at = self._num_steps
 
     def close(self) -> None:
         """Sends every pending item, then closes the stream."""

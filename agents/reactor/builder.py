@@ -119,7 +119,8 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
         pending = lazy_priorities.adder_priorities()
         return acting.StreamAdder(adders.SequenceAdder(
             client, {**pending, PACE: adders.constant_priority()}, length=c.sequence_length,
-            period=c.sequence_period, columns={PACE: (lazy_priorities.POSITION,)}))
+            period=c.sequence_period, columns={PACE: (lazy_priorities.POSITION,)},
+            flush_period=c.sequence_length // 2))
 
     def policy(self, network: snt.Module, actor_id: int, seed: int) -> acting.ReactorPolicy:
         del actor_id, seed   # sampling is seeded through tf.random.set_seed
