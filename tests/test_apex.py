@@ -48,7 +48,8 @@ def _check_training(builder, learner, inserted, before, after, rows):
     assert inserted >= 2 * (100 - c.n_step - (c.transition_batch_size - 1))
     assert int(learner._step.numpy()) == STEPS   # pylint: disable=protected-access
     # Frames are the actors' environment frames (transitions x action repeat), not samples.
-    assert int(learner._frames.numpy()) == inserted * c.action_repeat  # pylint: disable=protected-access
+    frames = int(learner._frames.numpy())  # pylint: disable=protected-access
+    assert frames == inserted * c.action_repeat
     losses = [float(row['loss']) for row in rows]
     assert all(np.isfinite(losses)) and len(set(losses)) > 1
     common = set(before) & set(after)

@@ -82,7 +82,8 @@ def _apex_sample(builder, rng, reward):
         return tf.constant(rng.uniform(-0.5, 0.5, shape), spec.dtype)
 
     data = {name: value(name, spec) for name, spec in signature.items()}
-    info = reverb.SampleInfo(key=tf.constant([1, 2, 3, 4], tf.uint64), probability=tf.fill([4], 0.25),
+    info = reverb.SampleInfo(key=tf.constant([1, 2, 3, 4], tf.uint64),
+                             probability=tf.fill([4], 0.25),
                              table_size=tf.fill([4], 4), priority=tf.ones([4]),
                              times_sampled=tf.ones([4], tf.int32))
     return reverb.ReplaySample(info=info, data=data)
