@@ -119,7 +119,7 @@ def main(argv):
               f'{config.transition_batch_size}); {inserted:,} transitions of real Pong frames: '
               f'server memory {before / 2**20:,.0f} MiB -> {after / 2**20:,.0f} MiB; '
               f'{insert_cpu}')
-        print(f'bytes_per_transition={per_transition:,.0f}')
+        print(f'bytes_per_transition={per_transition:.0f}')
         print(f"the paper's {config.replay_capacity:,}-transition replay at this rate: "
               f'{per_transition * config.replay_capacity / 2**30:,.1f} GiB', flush=True)
 
