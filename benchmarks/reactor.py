@@ -23,7 +23,6 @@ import time
 
 from absl import app
 from absl import flags
-import ml_collections
 import numpy as np
 import reverb
 import tensorflow as tf
@@ -106,7 +105,7 @@ def sampling() -> None:
     server.stop()
 
 
-def _batch(config: ml_collections.ConfigDict, network, rng) -> dict:
+def _batch(network, rng) -> dict:
     state = tf.nest.map_structure(lambda s: s.numpy(), network.initial_state(_BATCH))
     actions = rng.integers(0, 6, (_BATCH, _LENGTH)).astype(np.int32)
     return {
@@ -132,7 +131,7 @@ def learner() -> None:
                            network.initial_state(1))
             networks.append(network)
         state = learning.ReactorLearning(*networks, config, jit_compile=jit)
-        batch = _batch(config, networks[0], rng)
+        batch = _batch(networks[0], rng)
         state.update(batch)
         count, start = 0, time.perf_counter()
         while time.perf_counter() - start < _SECONDS.value:

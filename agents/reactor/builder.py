@@ -3,7 +3,6 @@
 learner of agents/reactor/learning.py."""
 from typing import Iterator
 
-import numpy as np
 import reverb
 import sonnet as snt
 import tensorflow as tf
@@ -93,8 +92,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
             next(iter(client.sample(PACE, 1, emit_timesteps=False)))
             sample = replay.sample(self.config.batch_size)
             yield {**sample.data, 'keys': sample.info.key,
-                   'weights': (1.0 / (sample.info.table_size * sample.info.probability)
-                               ).astype(np.float32)}
+                   'weights': lazy_priorities.importance_weights(sample.info)}
 
     def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int):
         """Priorities go back through the lazy bookkeeping; frames are the actors' steps (one

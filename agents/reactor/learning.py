@@ -19,6 +19,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.core import optimizers
+from agents.core import unrolls
 from agents.core import steps
 from agents.core import variables
 from agents.networks import reactor as reactor_network
@@ -117,11 +118,9 @@ class ReactorLearning(tf.Module):
         """One step on `batch`: [B, n, ...] sequences as the actors wrote them, their stored
         `core_state`, `weights` [B] and `keys` [B] (passed through for the priorities)."""
         c = self._config
-        data = {name: tf.nest.map_structure(lambda x: tf.transpose(
-                    x, [1, 0] + list(range(2, x.shape.rank))), value)
-                for name, value in batch.items()
-                if name not in (steps.CORE_STATE, 'weights', 'keys')}
-        state = _state(batch[steps.CORE_STATE])
+        data = unrolls.time_major({name: value for name, value in batch.items()
+                                   if name not in ('weights', 'keys')})
+        state = _state(data[steps.CORE_STATE])
         target, _ = self.target_network.unroll(data['observation'], data['first'], state)
         target = tf.nest.map_structure(lambda x: tf.stop_gradient(x[1:]), target)
         with tf.GradientTape() as tape:
