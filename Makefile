@@ -17,7 +17,7 @@ $(STAMP): setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo "error: $(PYTHON) is Python $$($(PYTHON) -c 'import platform; print(platform.python_version())'), distrl needs 3.11 (the pinned TensorFlow 2.15 and dm-reverb 0.14 wheels). Run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[$(TF),test]'
+	$(VENV)/bin/pip install -q -e '.[$(TF),test,ray]'
 	@touch $@
 
 demo: $(STAMP)

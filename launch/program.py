@@ -32,6 +32,16 @@ _SWEEP = flags.DEFINE_string('sweep', None,
                              "A sweep of learners sharing one replay server: a named grid "
                              "('paper', 'quick') or 'field=v1,v2;field=v1,v2' "
                              "(experiments with sweeps: laser_atari).")
+_LAUNCHER = flags.DEFINE_enum('launcher', 'local', ('local', 'ray'),
+                              'Where --role=local places the roles: local (processes of this '
+                              'machine) or ray (a Ray cluster; pip install -e .[ray]).')
+_RAY_ADDRESS = flags.DEFINE_string('ray_address', 'auto',
+                                   "--launcher=ray: the cluster's GCS address (host:6379), "
+                                   "auto (the cluster this machine joined with `ray start`) "
+                                   "or local (a one-machine cluster for this run).")
+_RAY_CPUS = flags.DEFINE_string('ray_cpus', '',
+                                '--launcher=ray: CPUs a role asks for, e.g. learner=4,'
+                                'actor=0.5 (default replay=1,learner=2,actor=1).')
 _REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
                                     'How long a role waits for the replay server to answer.')
 
@@ -70,7 +80,8 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
         runtime.run_role(module=module, experiment=spec, config=config,
                          run_dir=run_dir, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
-                         learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value)
+                         learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value,
+                         launcher=_launcher(module, run_dir, config))
     except (configs.ConfigError, runtime.LaunchError) as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
@@ -80,3 +91,17 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     except lazy_priorities.ReplayDivergedError as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(runtime.REPLAY_ROLLBACK_EXIT_CODE)
+
+
+def _launcher(module: str, run_dir: str, config):
+    """What makes `--role=local`'s launcher: None for local processes (the default)."""
+    if _LAUNCHER.value == 'local':
+        return None
+    try:
+        from launch import ray_launcher  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        raise runtime.LaunchError('--launcher=ray needs Ray: pip install -e .[ray] (on every '
+                                  'machine of the cluster)') from None
+    return lambda: ray_launcher.RayLauncher(
+        module, run_dir, num_learners=config.num_learners, num_actors=config.num_actors,
+        address=_RAY_ADDRESS.value, cpus=_RAY_CPUS.value)

@@ -1,7 +1,8 @@
 """Roles, local multi-process launch, supervision and restarts (docs/architecture.md, "Roles").
 
 Every experiment program runs one of these roles:
-  local    (default) start replay, learners and their actors as processes on this machine,
+  local    (default) start replay, learners and their actors as processes, on this machine
+           (`LocalLauncher`) or on a Ray cluster (`--launcher=ray`, launch/ray_launcher.py);
            restart a dead actor, learner or replay server, evaluate when training ends, stop
            everything on Ctrl-C;
   replay   the Reverb server with the tables of every learner;
@@ -66,11 +67,15 @@ def replay_checkpoint_dir(builder, run_dir: str) -> str | None:
     return None
 
 
-def wait_for_replay(address: str, timeout_s: float = 60.0) -> None:
-    """Blocks until the Reverb server at `address` answers; one-line error otherwise."""
+def wait_for_replay(address: str, timeout_s: float = 60.0,
+                    poll: Callable[[], object] | None = None) -> None:
+    """Blocks until the Reverb server at `address` answers; one-line error otherwise. `poll`
+    runs while waiting (a launcher's replay process, which starts its server there)."""
     host, port = address.rsplit(':', 1)
     deadline = time.monotonic() + timeout_s
     while True:
+        if poll:
+            poll()
         try:
             with socket.create_connection((host, int(port)), timeout=1.0):
                 pass
@@ -84,8 +89,9 @@ def wait_for_replay(address: str, timeout_s: float = 60.0) -> None:
             time.sleep(0.5)
 
 
-class _Process:
-    """A supervised child process with its log file."""
+class LocalProcess:
+    """A supervised child process of this machine with its log file (stderr, and stdout unless
+    `console`)."""
 
     def __init__(self, name: str, argv: list[str], log_path: str, console: bool):
         self.name = name
@@ -98,31 +104,71 @@ class _Process:
 
     def start(self) -> None:
         log = open(self._log_path, 'ab')
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
         self.popen = subprocess.Popen(
-            self._argv, stdout=None if self._console else log, stderr=log, env=env,
-            start_new_session=True, preexec_fn=_die_with_parent)
+            self._argv, stdout=None if self._console else log, stderr=log,
+            env=role_environment(), start_new_session=True, preexec_fn=die_with_parent)
         log.close()
 
     def poll(self):
         return self.popen.poll()
 
     def stop(self, timeout_s: float = 30.0) -> None:
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                self.popen.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        stop_process(self.popen, timeout_s)
 
     def log_tail(self, lines: int = 5) -> str:
+        return log_tail(self._log_path, lines)
+
+
+class LocalLauncher:
+    """Every role a supervised process of this machine; the replay server on a free port."""
+
+    def __init__(self, module: str, run_dir: str):
+        self.address = f'localhost:{portpicker.pick_unused_port()}'
+        self._base = [sys.executable, '-m', module, f'--run_dir={run_dir}',
+                      f'--replay_address={self.address}']
+        self._logs = os.path.join(run_dir, 'logs')
+
+    def process(self, role: str, name: str, extra=(), console: bool = False) -> LocalProcess:
+        """Starts `role` as the process `name` with the extra flags `extra`."""
+        return LocalProcess(name, self._base + [f'--role={role}', *extra],
+                            os.path.join(self._logs, f'{name}.log'), console)
+
+    def describe(self) -> str:
+        return f'replay at {self.address}'
+
+    def close(self) -> None:
+        pass
+
+
+def role_environment(cpus: float | None = None) -> dict:
+    """A role process's environment; with `cpus`, TensorFlow's thread pools sized to them."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+    if cpus is not None:
+        threads = str(max(1, int(cpus)))
+        env.update(TF_NUM_INTRAOP_THREADS=threads, TF_NUM_INTEROP_THREADS=threads,
+                   OMP_NUM_THREADS=threads)
+    return env
+
+
+def stop_process(popen: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """SIGTERM (a learner checkpoints on it), then SIGKILL after `timeout_s`."""
+    if popen.poll() is None:
+        popen.terminate()
         try:
-            with open(self._log_path, errors='replace') as f:
-                tail = f.readlines()[-lines:]
-        except OSError:
-            return ''
-        return ''.join('    ' + line for line in tail)
+            popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+
+
+def log_tail(path: str, lines: int = 5) -> str:
+    """The last `lines` lines of a log file, indented; '' when it cannot be read."""
+    try:
+        with open(path, errors='replace') as f:
+            tail = f.readlines()[-lines:]
+    except OSError:
+        return ''
+    return ''.join('    ' + line for line in tail)
 
 
 class _Learner:
@@ -157,10 +203,10 @@ class _Learner:
                 _restart(actor, code, 'training goes on')
 
 
-def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: int,
-                 on_finished: Callable[[], None], poll_interval_s: float = 0.5) -> None:
-    """Runs replay, `num_learners` learners and `num_actors` actors per learner of `module` as
-    supervised processes.
+def launch(launcher, *, run_dir: str, num_learners: int, num_actors: int,
+           on_finished: Callable[[], None], poll_interval_s: float = 0.5) -> None:
+    """Runs replay, `num_learners` learners and `num_actors` actors per learner as processes of
+    `launcher` (`LocalLauncher`, or `ray_launcher.RayLauncher` on a cluster), supervised.
 
     A dead actor is restarted; a learner that dies is restarted and resumes from its checkpoint;
     a dead replay server is restarted on the same address, restoring its newest checkpoint where
@@ -171,25 +217,18 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
     """
     logs = os.path.join(run_dir, 'logs')
     os.makedirs(logs, exist_ok=True)
-    address = f'localhost:{portpicker.pick_unused_port()}'
-    base = [sys.executable, '-m', module, f'--run_dir={run_dir}',
-            f'--replay_address={address}']
-
-    def child(role, name, console=False, extra=()):
-        return _Process(name, base + [f'--role={role}', *extra],
-                        os.path.join(logs, f'{name}.log'), console)
-
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops the run as cleanly as Ctrl-C
     # Ctrl-C even where the launcher inherited SIGINT ignored (a background job of a script).
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    replay = child('replay', 'replay')
-    learners = []
+    replay, learners = None, []
     try:
-        wait_for_replay(address)
-        learners = [_Learner(i, num_learners, num_actors, child) for i in range(num_learners)]
+        replay = launcher.process('replay', 'replay')
+        wait_for_replay(launcher.address, poll=replay.poll)
+        learners = [_Learner(i, num_learners, num_actors, launcher.process)
+                    for i in range(num_learners)]
         learners_text = (f'{num_learners} learners, {num_actors} actors each'
                          if num_learners > 1 else f'1 learner, {num_actors} actors')
-        print(f'[launcher] replay at {address}, {learners_text}; logs in {logs}', flush=True)
+        print(f'[launcher] {launcher.describe()}, {learners_text}; logs in {logs}', flush=True)
         while not all(learner.finished for learner in learners):
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
@@ -199,7 +238,7 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
                       'restarting it from its checkpoint', flush=True)
                 replay.stop()
                 replay.start()
-                wait_for_replay(address)
+                wait_for_replay(launcher.address, poll=replay.poll)
             for learner in learners:
                 learner.supervise()
         on_finished()
@@ -211,11 +250,12 @@ def launch_local(*, module: str, run_dir: str, num_learners: int, num_actors: in
         # a checkpoint; then the actors; the replay server last.
         for process in ([learner.process for learner in learners]
                         + [actor for learner in learners for actor in learner.actors]
-                        + [replay]):
+                        + [replay] * (replay is not None)):
             process.stop()
+        launcher.close()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Linux: a child gets SIGTERM when the launcher dies, even by SIGKILL."""
     ctypes.CDLL('libc.so.6', use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
@@ -225,7 +265,7 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
-def _restart(process: _Process, code: int, consequence: str) -> None:
+def _restart(process, code: int, consequence: str) -> None:
     if process.restarts >= _MAX_RESTARTS_PER_PROCESS:
         raise LaunchError(f'{process.name} died {process.restarts + 1} times; last log:\n'
                           f'{process.log_tail()}')
@@ -238,8 +278,12 @@ def _restart(process: _Process, code: int, consequence: str) -> None:
 
 def run_role(*, module: str, experiment, config, run_dir: str, role: str,
              replay_address: str | None, actor_id: int, learner_id: int,
-             replay_wait_s: float) -> None:
+             replay_wait_s: float, launcher: Callable[[], object] | None = None) -> None:
     """What an experiment program does for `role` with an already checked `config`.
+
+    `launcher` makes the launcher of `--role=local` (`LocalLauncher` when None), which checks
+    what it needs before anything is written or started; it places the roles, this process
+    supervises them.
 
     Learners and actors run with their sweep member's config (agents/core/sweeps.py); the
     replay server's tables and the run directory's config.json are the run's."""
@@ -251,15 +295,15 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         raise configs.ConfigError(f'--actor_id={actor_id} is out of range: this run has '
                                   f'--config.num_actors={config.num_actors} per learner')
     if role == 'local':
+        placer = launcher() if launcher else LocalLauncher(module, run_dir)  # checks first
         with learner_lib.lock_directory(run_dir, 'run',
                                         'wait for it to end, or choose another --run_dir'):
             configs.save(config, run_dir)
             learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
                             for i in range(config.num_learners)]
-            launch_local(module=module, run_dir=run_dir, num_learners=config.num_learners,
-                         num_actors=config.num_actors,
-                         on_finished=lambda: evaluate.evaluate_and_report(run_dir,
-                                                                          learner_dirs))
+            launch(placer, run_dir=run_dir, num_learners=config.num_learners,
+                   num_actors=config.num_actors,
+                   on_finished=lambda: evaluate.evaluate_and_report(run_dir, learner_dirs))
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')

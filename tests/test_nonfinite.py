@@ -55,7 +55,7 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
     def child(role, name, console=False, extra=()):
         del role, console, extra
         code = runtime.FATAL_EXIT_CODE if name == 'learner' else 0
-        return runtime._Process(  # pylint: disable=protected-access
+        return runtime.LocalProcess(
             name, [sys.executable, '-c', f'import sys; print("error: why"); sys.exit({code})'],
             str(tmp_path / f'{name}.log'), console=False)
 
