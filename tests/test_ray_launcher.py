@@ -6,6 +6,7 @@ the run reaches its frame budget with its frame count going on, then evaluates. 
 needs a cluster to see: too few CPUs, a run directory a node cannot write."""
 import csv
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,10 +89,12 @@ def test_roles_are_placed_by_resource_and_faults_are_survived(cluster, tmp_path)
     assert 'actor_0 exited with code -1; restarting it' in output, output
     assert 'learner exited with code -9; restarting it, resuming' in output, output
     assert frames_before < total, 'the run ended before its learner was killed'
-    assert '[learner] resumed from' in output, output
+    # It resumed with its checkpoint's frame count (a later checkpoint than the one read
+    # before the kill, at most), and trained on to the budget.
+    resumed = re.search(r'\[learner\] resumed from \S+ at frame ([\d,]+)', output)
+    assert resumed and int(resumed.group(1).replace(',', '')) >= frames_before > 0, output
     with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
-        frames = [int(row['frames']) for row in csv.DictReader(f)]
-    assert frames == sorted(frames) and frames[-1] >= total
+        assert int(list(csv.DictReader(f))[-1]['frames']) >= total
     assert '[learner] frames' in output and '[evaluate] mean score' in output, output
     assert os.path.exists(os.path.join(run_dir, 'report.md'))
 
