@@ -78,8 +78,10 @@ class AtariEnvironment(dm_env.Environment):
         self._ale.setInt('random_seed', int(self._rng.integers(2**31)))
         self._ale.setFloat('repeat_action_probability', sticky_action_prob)
         self._ale.loadROM(str(roms.get_rom_path(rom_id)))
+        # 'full': ALE's 18 joystick actions in their order, for every game (ale-py 0.10's legal
+        # set leaves FIRE out of Skiing, 9 actions; the emulator takes all 18 there too).
         self._actions = (self._ale.getMinimalActionSet() if action_set == 'minimal'
-                         else self._ale.getLegalActionSet())
+                         else [Action(i) for i in range(18)])
         self._action_repeat = action_repeat
         self._life_loss_ends_episode = life_loss_ends_episode
         self._noop_max = noop_max

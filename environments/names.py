@@ -93,3 +93,37 @@ def dmlab_level_name(name):
         raise ValueError(f'unknown DMLab-30 level {name!r}{hint} '
                          '(see environments/names.py for the 30 levels)')
     return level
+
+
+def dmlab_test_level(name):
+    """The variant of a DMLab-30 level that IMPALA evaluates (table 3: "evaluated on the test
+    tasks"): the `_test` level of a train/test pair, the level itself otherwise."""
+    level = dmlab_level_name(name)
+    return level.removesuffix('_train') + '_test' if level.endswith('_train') else level
+
+
+def dmlab_train_level(name):
+    """The variant of a DMLab-30 level that agents train on (the `_train` level of a pair)."""
+    level = dmlab_level_name(name)
+    return level.removesuffix('_test') + '_train' if level.endswith('_test') else level
+
+
+# Task lists of the multi-task agents (IMPALA sec. 5.3): a suite's name, or names joined by
+# commas in any paper spelling.
+SUITES = {'atari57': ATARI57, 'dmlab30': DMLAB30_TRAIN}
+
+
+def task_list(spec, resolve):
+    """The tasks `spec` names: 'atari57', 'dmlab30', or 'name,name,...' resolved one by one by
+    `resolve` (`atari_rom_id`, `dmlab_train_level`); ValueError for an unknown or repeated
+    name, or an empty list."""
+    if spec in SUITES:
+        return tuple(resolve(name) for name in SUITES[spec])
+    tasks = tuple(resolve(name) for name in filter(None, map(str.strip, spec.split(','))))
+    if not tasks:
+        raise ValueError(f'no tasks in {spec!r}: name a suite ({", ".join(SUITES)}) or games '
+                         'or levels joined by commas')
+    repeated = sorted({task for task in tasks if tasks.count(task) > 1})
+    if repeated:
+        raise ValueError(f'{", ".join(repeated)} named more than once in the task list {spec!r}')
+    return tasks

@@ -18,6 +18,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from agents.core import builders
 from agents.core import logging as run_logging
 from agents.core import steps
 from launch import configs
@@ -45,8 +46,10 @@ def restore_network(builder, run_dir: str, checkpoint: str | None = None):
 
 
 def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: int,
-                 seed: int, parallel: int = 8) -> list[tuple[float, int]]:
-    """(raw score, frames) of `episodes` whole games, up to `parallel` at once.
+                 seed: int, parallel: int = 8, task: str | None = None
+                 ) -> list[tuple[float, int]]:
+    """(raw score, frames) of `episodes` whole games, up to `parallel` at once; of a
+    multi-task builder's `task`.
 
     Environment k plays episodes k, k + K, ... so that short episodes are not over-counted.
     A recurrent policy carries its state through each episode and resets it at the next; the
@@ -58,7 +61,9 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
             f'use the no-op protocol of the same table')
     policy = builder.evaluation_policy(network)
     count = min(parallel, episodes)
-    envs = [builder.environment(seed=seed + k, evaluation=protocol) for k in range(count)]
+    on_task = {'task': task} if task else {}
+    envs = [builder.environment(seed=seed + k, evaluation=protocol, **on_task)
+            for k in range(count)]
     quota = [len(range(k, episodes, count)) for k in range(count)]
     inputs = steps.StepInputs([env.reset() for env in envs], builder.step_spec()['action'])
     state = policy.initial_state(count)
@@ -107,8 +112,9 @@ def training_episodes(run_dir: str, episodes: int,
 def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
                  checkpoint: str | None = None, before_frames: int | None = None) -> list[dict]:
     """Evaluates and appends one row per episode to RUN_DIR/evaluation.csv: episodes played by
-    the checkpoint's policy, or, for a protocol scored on training (`from_training`), the last
-    training episodes before `before_frames` (default: the run's total frames)."""
+    the checkpoint's policy (a multi-task run's: `episodes` on each task, rows named as the
+    paper's tables name the task), or, for a protocol scored on training (`from_training`),
+    the last training episodes before `before_frames` (default: the run's total frames)."""
     config = configs.load(run_dir)
     try:
         protocol = protocols.get_protocol(protocol_name or config.eval_protocol)
@@ -116,29 +122,59 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
         raise configs.ConfigError(str(e)) from None
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
-    game = config.game if 'game' in config else config.task
     if protocol.from_training:
+        game = config.game if 'game' in config else config.task
         results, frames = training_episodes(run_dir, episodes,
                                             before_frames or config.total_frames)
         print(f'[evaluate] {game}: the last {len(results)} training episodes before '
               f'{frames:,} frames, protocol {protocol.name}', flush=True)
-    else:
-        builder = builder_for(config)
-        network, frames = restore_network(builder, run_dir, checkpoint)
+        return _write_rows(run_dir, protocol, frames, {game: results})
+    builder = builder_for(config)
+    network, frames = restore_network(builder, run_dir, checkpoint)
+    tasks = builder.tasks()
+    if tasks:
+        _print_training_by_task(run_dir, builder)
+    results = {}
+    for i, task in enumerate(tasks or [None]):
+        game = builder.reported_task(task) if task else (
+            config.game if 'game' in config else config.task)
         print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
               f'checkpoint at {frames:,} frames', flush=True)
-        results = run_episodes(builder, network, protocol, episodes, seed=10_000_019 + frames)
+        results[game] = run_episodes(builder, network, protocol, episodes,
+                                     seed=10_000_019 + frames + 1_000 * i, task=task)
+    return _write_rows(run_dir, protocol, frames, results)
+
+
+def _write_rows(run_dir: str, protocol, frames: int,
+                results: dict[str, list[tuple[float, int]]]) -> list[dict]:
+    """Appends {game: [(score, frames)]} to RUN_DIR/evaluation.csv; prints each game's mean."""
     log = run_logging.CsvLogger(os.path.join(run_dir, EVALUATION_FILE))
     rows = []
-    for episode, (score, length) in enumerate(results):
-        row = {'game': game, 'protocol': protocol.name, 'checkpoint_frames': frames,
-               'episode': episode, 'score': score, 'episode_frames': length}
-        log.write(row)
-        rows.append(row)
-    scores = [row['score'] for row in rows]
-    print(f'[evaluate] mean score {np.mean(scores):.1f} (min {min(scores):.0f}, '
-          f'max {max(scores):.0f}) over {len(scores)} episodes', flush=True)
+    for game, episodes in results.items():
+        for episode, (score, length) in enumerate(episodes):
+            row = {'game': game, 'protocol': protocol.name, 'checkpoint_frames': frames,
+                   'episode': episode, 'score': score, 'episode_frames': length}
+            log.write(row)
+            rows.append(row)
+        scores = [score for score, _ in episodes]
+        name = f'{game}: ' if len(results) > 1 else ''
+        print(f'[evaluate] {name}mean score {np.mean(scores):.1f} (min {min(scores):.0f}, '
+              f'max {max(scores):.0f}) over {len(scores)} episodes', flush=True)
     return rows
+
+
+def _print_training_by_task(run_dir: str, builder) -> None:
+    """A multi-task run's training games per task, from logs/episodes.csv (each game's task
+    is its environment's: agents/core/builders.game_task)."""
+    path = os.path.join(run_dir, 'logs', 'episodes.csv')
+    if not os.path.exists(path):
+        return
+    with open(path, newline='') as f:
+        games = list(csv.DictReader(f))
+    by_task = run_logging.returns_by_task(
+        games, lambda game: builder.reported_task(builders.game_task(builder, game)))
+    print(f'[evaluate] training games per task ({len(by_task)} of {len(builder.tasks())} '
+          f'tasks finished games):\n{run_logging.task_returns_table(by_task)}', flush=True)
 
 
 def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
@@ -151,7 +187,8 @@ def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
     scores = {}
     for learner_dir in learner_dirs:
         try:
-            scores[learner_dir] = np.mean([row['score'] for row in evaluate_run(learner_dir)])
+            scores[learner_dir] = _member_score(evaluate_run(learner_dir),
+                                                configs.load(learner_dir).experiment)
         except configs.ConfigError as e:   # e.g. a member that finished no episode
             print(f'[evaluate] {learner_dir}: {e}', flush=True)
     if not scores:
@@ -162,6 +199,22 @@ def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
         compare.main_report([max(scores, key=scores.get)])
     except ValueError as e:
         print(f'[evaluate] no comparison with the paper: {e}', flush=True)
+
+
+def _member_score(rows: list[dict], experiment: str) -> float:
+    """What picks the best learner: its mean score on its one game, or over several tasks the
+    mean capped human-normalised score (IMPALA appendix B; PBT's fitness, appendix F)."""
+    from paper_tables import catalog  # pylint: disable=import-outside-toplevel
+    from paper_tables import scores  # pylint: disable=import-outside-toplevel
+    by_game = {}
+    for row in rows:
+        by_game.setdefault(row['game'], []).append(row['score'])
+    if len(by_game) == 1:
+        return float(np.mean([row['score'] for row in rows]))
+    suite = catalog.get_table(*catalog.default_table(experiment)).suite
+    return scores.mean(list(scores.normalised_scores(
+        suite, {game: np.mean(values) for game, values in by_game.items()},
+        capped=True).values()))
 
 
 def main(argv):

@@ -26,9 +26,11 @@ class Experiment:
     sweeps: sweeps_lib.Sweeps = sweeps_lib.NONE  # named grids (`--sweep`), sweepable fields
 
 
-# name -> (config module, config function, builder module, builder class, target, prefix).
-# The config module also holds PRESETS, `check` and FIXED_ON_RESUME, and SWEEPS where the
-# experiment runs sweeps (agents/core/sweeps.py).
+# name -> (config module, config function, builder module, builder class, target, prefix[,
+# names]). The config module also holds PRESETS, `check` and FIXED_ON_RESUME, and SWEEPS where
+# the experiment runs sweeps (agents/core/sweeps.py); an experiment sharing its config module
+# with another names its own in `names` ({'presets': ..., 'check': ..., 'fixed_on_resume':
+# ..., 'sweeps': ...}).
 # Modules are imported on lookup, so that naming one experiment imports only its agent.
 _REGISTRY = {
     'impala_atari': ('agents.impala.config', 'atari_experts', 'agents.impala.builder',
@@ -41,6 +43,14 @@ _REGISTRY = {
                     'LaserAtariBuilder', 'game', 'laser'),
     'reactor_atari': ('agents.reactor.config', 'atari', 'agents.reactor.builder',
                       'ReactorAtariBuilder', 'game', 'reactor'),
+    'impala_atari57': ('agents.impala.config', 'atari57', 'agents.impala.builder',
+                       'ImpalaAtari57Builder', 'tasks', 'impala',
+                       {'presets': 'ATARI57_PRESETS', 'check': 'check_atari57',
+                        'fixed_on_resume': 'ATARI57_FIXED_ON_RESUME'}),
+    'impala_dmlab30': ('agents.impala.config', 'dmlab30', 'agents.impala.builder',
+                       'ImpalaDmLab30Builder', 'tasks', 'impala',
+                       {'presets': 'DMLAB30_PRESETS', 'check': 'check_dmlab30',
+                        'fixed_on_resume': 'DMLAB30_FIXED_ON_RESUME'}),
 }
 
 NAMES = tuple(_REGISTRY)
@@ -50,11 +60,15 @@ def get(name: str) -> Experiment:
     """The experiment called `name`; a one-line ConfigError for an unknown one."""
     if name not in _REGISTRY:
         raise ConfigError(f'unknown experiment {name!r}; known: {", ".join(NAMES)}')
-    config_module, config_fn, builder_module, builder_class, target, prefix = _REGISTRY[name]
+    config_module, config_fn, builder_module, builder_class, target, prefix, *own = (
+        _REGISTRY[name])
     config = importlib.import_module(config_module)
+    names = {'presets': 'PRESETS', 'check': 'check', 'fixed_on_resume': 'FIXED_ON_RESUME',
+             'sweeps': 'SWEEPS', **(own[0] if own else {})}
     return Experiment(
-        name=name, paper_config=getattr(config, config_fn), presets=config.PRESETS,
-        check=config.check, fixed_on_resume=config.FIXED_ON_RESUME,
+        name=name, paper_config=getattr(config, config_fn),
+        presets=getattr(config, names['presets']), check=getattr(config, names['check']),
+        fixed_on_resume=getattr(config, names['fixed_on_resume']),
         builder=getattr(importlib.import_module(builder_module), builder_class),
         target_field=target, run_dir_prefix=prefix,
-        sweeps=getattr(config, 'SWEEPS', sweeps_lib.NONE))
+        sweeps=getattr(config, names['sweeps'], sweeps_lib.NONE))

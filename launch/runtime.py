@@ -28,6 +28,7 @@ from agents.core import builders
 from agents.core import learner as learner_lib
 from launch import configs
 from launch import evaluate
+from launch import fitness
 
 ROLES = ('local', 'replay', 'learner', 'actor')
 # A role that exits with this code must not be restarted (a learner stopped by non-finite
@@ -321,7 +322,8 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
     builder = experiment.builder(member)
     if role == 'learner':
         learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
-                                        experiment.sweeps.learner_name(config, learner_id))
+                                        experiment.sweeps.learner_name(config, learner_id),
+                                        episode_score=fitness.episode_score(builder))
         configs.save(config, run_dir)
         # Each learner directory is a run directory of its own for evaluation and reports.
         configs.save(member, builders.learner_dir(run_dir, learner_id, config.num_learners))

@@ -60,6 +60,7 @@ PAPER_TABLES = {(table.paper, table.table, table.torso): table for table in _TAB
 # The table a run is compared with when none is named, by its config's "experiment".
 DEFAULT_TABLES = {
     'impala_atari': ('impala', 'atari_experts'),
+    'impala_atari57': ('impala', 'atari_multitask'),
     'impala_dmlab30': ('impala', 'dmlab30'),
     'apex_dqn_atari': ('apex', 'atari_noop'),
     'laser_atari': ('laser', 'atari_shared_200m'),

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 import reverb
 import tensorflow as tf
+import tree
 
 from agents.core.steps import CORE_STATE
 
@@ -34,8 +35,11 @@ def private(name: str, learner_id: int) -> str:
 
 def trajectory_signature(step_spec: Mapping[str, Any], length: int) -> dict[str, Any]:
     """Signature of items holding `length` consecutive steps of `step_spec`; a recurrent
-    core's state (steps.CORE_STATE) is held once, for the first step."""
-    signature = {name: tf.TensorSpec([length, *spec.shape], spec.dtype, name)
+    core's state (steps.CORE_STATE) is held once, for the first step. A nested field (DMLab's
+    observation: frame and instruction) gets one column per leaf."""
+    signature = {name: tree.map_structure_with_path(
+                     lambda path, s, n=name: tf.TensorSpec(
+                         [length, *s.shape], s.dtype, '/'.join(map(str, (n, *path)))), spec)
                  for name, spec in step_spec.items() if name != CORE_STATE}
     if CORE_STATE in step_spec:
         signature[CORE_STATE] = step_spec[CORE_STATE]

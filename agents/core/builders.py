@@ -9,7 +9,7 @@ learner) is done here, once.
 import abc
 import dataclasses
 import os
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import dm_env
 import ml_collections
@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from agents.core import actor as actor_lib
 from agents.core import learner as learner_lib
+from agents.core import pbt
 from agents.core import variables
 from reverb_tables import tables
 
@@ -44,7 +45,17 @@ class Builder(abc.ABC):
 
     @abc.abstractmethod
     def environment(self, seed: int, *, evaluation=None) -> dm_env.Environment:
-        """A training environment, or one set up by an evaluation protocol."""
+        """A training environment, or one set up by an evaluation protocol. A multi-task
+        builder's also takes `task=`, one of its `tasks()`."""
+
+    def tasks(self) -> tuple[str, ...]:
+        """A multi-task agent's tasks (IMPALA sec. 5.3: one set of weights for all of them;
+        environments are given tasks by `assigned_task`); () for a single-task agent."""
+        return ()
+
+    def reported_task(self, task: str) -> str:
+        """The name `task`'s evaluation is reported under (DMLab-30: its test level)."""
+        return task
 
     @abc.abstractmethod
     def step_spec(self) -> dict[str, Any]:
@@ -133,36 +144,65 @@ def actor_seed(config: ml_collections.ConfigDict, learner_id: int, actor_id: int
 
 
 def make_learner(builder: Builder, replay_address: str, run_dir: str,
-                 learner_id: int = 0, name: str = 'learner') -> learner_lib.Learner:
+                 learner_id: int = 0, name: str = 'learner',
+                 episode_score: pbt.Score | None = None) -> learner_lib.Learner:
     """The learner role of `learner_id`, reading its batches and writing to its tables;
-    `name` heads its progress lines."""
+    `name` heads its progress lines. With population-based training it is a member of the
+    population (agents/core/pbt.py), whose fitness averages `episode_score(game)` over its
+    finished games (launch/fitness.py)."""
     c = builder.config
     tf.random.set_seed(learner_seed(c, learner_id))
     state = builder.learning_state()
     client = reverb.Client(replay_address)
+    dirs = [learner_dir(run_dir, i, c.num_learners) for i in range(c.num_learners)]
     return learner_lib.Learner(
         update=state.update, iterator=builder.dataset(replay_address, learner_id),
         state=state, step=state.step, frames=state.frames,
         variables_to_push=state.network.trainable_variables, client=client,
-        run_dir=learner_dir(run_dir, learner_id, c.num_learners),
-        total_frames=c.total_frames, checkpoint_interval_s=c.checkpoint_interval_s,
-        log_interval_s=c.log_interval_s,
+        run_dir=dirs[learner_id], total_frames=c.total_frames,
+        checkpoint_interval_s=c.checkpoint_interval_s, log_interval_s=c.log_interval_s,
         variables_table=tables.private(tables.VARIABLES, learner_id),
         episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
         after_update=builder.replay_feedback(client, state, learner_id),
         on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
-        max_nonfinite_updates=c.max_nonfinite_updates)
+        max_nonfinite_updates=c.max_nonfinite_updates,
+        population=pbt.member(c, run_dir, dirs, learner_id, episode_score))
+
+
+def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env: int) -> str:
+    """The task environment `env` of actor `actor_id` plays (every learner's actors alike).
+
+    IMPALA sec. 5.3: "we allocate a fixed number of actors to each task". Our actors step
+    `envs_per_actor` environments each, so the unit is an environment: numbering a learner's
+    environments g = actor_id * envs_per_actor + env, environment g plays task g mod N of the N
+    tasks (scalable_agent gives actor i level i mod N). With num_actors * envs_per_actor a
+    multiple of N, as the multi-task configs' checks require, every task gets the same fixed
+    number of environments, num_actors * envs_per_actor / N, for the whole run.
+    """
+    return tasks[(actor_id * envs_per_actor + env) % len(tasks)]
+
+
+def game_task(builder: Builder, game: Mapping[str, Any]) -> str:
+    """The task a finished game of the learner's episode log (its `actor` and `env`) was
+    played on, by `assigned_task`; the single task's name '' for a single-task builder."""
+    tasks = builder.tasks()
+    return assigned_task(tasks, builder.config.envs_per_actor, int(game['actor']),
+                         int(game['env'])) if tasks else ''
 
 
 def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,
                learner_id: int = 0) -> actor_lib.Actor:
-    """Actor process `actor_id` of learner `learner_id`: its environments, policy, adders."""
+    """Actor process `actor_id` of learner `learner_id`: its environments (each on its
+    `assigned_task` for a multi-task builder), policy, adders."""
     c = builder.config
     seed = actor_seed(c, learner_id, actor_id)
     tf.random.set_seed(seed)
     policy = builder.policy(builder.network(), actor_id, seed)
     client = reverb.Client(replay_address)
-    envs = [builder.environment(seed=seed + k) for k in range(c.envs_per_actor)]
+    tasks = builder.tasks()
+    envs = [builder.environment(seed=seed + k, **(
+                {'task': assigned_task(tasks, c.envs_per_actor, actor_id, k)} if tasks else {}))
+            for k in range(c.envs_per_actor)]
     logs = os.path.join(learner_dir(run_dir, learner_id, c.num_learners), 'logs')
     return actor_lib.Actor(
         envs=envs, policy=policy, adders=[builder.adder(client, learner_id) for _ in envs],

@@ -10,6 +10,11 @@ learner killed mid-write leaves the previous one newest. A checkpoint that still
 (truncated by a full disk or a crash) is skipped on restore with one line, for the one before.
 A save that fails (a full disk, an unwritable directory) is one line and training goes on, the
 newest good checkpoint kept; only the final save failing stops the learner (CheckpointError).
+
+A member of a population (IMPALA app. F, agents/core/pbt.py) takes its turn after each log: its
+learner hands it the finished games, and it may load another learner's checkpoint
+(`copy_from`), change the hyperparameters the learning state holds as variables
+(`hyperparameters`) and checkpoint at once (`save_now`).
 """
 import fcntl
 import os
@@ -55,6 +60,11 @@ def lock_directory(directory: str, owner: str, remedy: str):
     return lock
 
 
+def checkpoint_dir(learner_dir: str) -> str:
+    """Where the learner of `learner_dir` keeps its checkpoints."""
+    return os.path.join(learner_dir, 'checkpoints')
+
+
 class EpisodeStatsReader:
     """Drains the finished-game statistics that actors insert into their queue table."""
 
@@ -83,7 +93,8 @@ class Learner:
     `after_update`, the update's outputs go through it first, outside the graph, and what it
     returns is logged: Ape-X writes new priorities back to replay there and counts the frames
     its actors generated. `on_checkpoint` runs after each checkpoint is saved: Ape-X checkpoints
-    its replay server there, so that learner and replay are saved together.
+    its replay server there, so that learner and replay are saved together. With `population`
+    (a `pbt.Member`), the learner is a member of a population-based training run.
     """
 
     def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
@@ -95,8 +106,12 @@ class Learner:
                  episode_stats_table: str = tables.EPISODE_STATS,
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
                  | None = None, on_checkpoint: Callable[[], Any] | None = None,
-                 name: str = 'learner', max_nonfinite_updates: int = 10):
+                 name: str = 'learner', max_nonfinite_updates: int = 10,
+                 population=None):
         self._update = update
+        self._state = state
+        self._population = population
+        self._new_games = []     # finished games the population has not seen yet
         self._after_update = after_update
         self._iterator = iterator
         self._step = step
@@ -106,7 +121,7 @@ class Learner:
                                                     table=variables_table)
         self._push_interval = push_interval_steps
         self._stats = EpisodeStatsReader(client, episode_stats_table)
-        checkpoints = os.path.join(run_dir, 'checkpoints')
+        checkpoints = checkpoint_dir(run_dir)
         self._lock = lock_directory(
             checkpoints, 'learner', 'give each learner of a run its own --learner_id')
         self._saver = tf.train.Checkpoint(learner=state)
@@ -149,6 +164,7 @@ class Learner:
         signal.signal(signal.SIGTERM, self._request_stop)
         self.restore()
         self._pusher.push(int(self._step.numpy()))
+        self._population_turn('start')
         last_checkpoint = last_log = time.monotonic()
         log_frames = int(self._frames.numpy())
         steps_done = 0
@@ -167,6 +183,7 @@ class Learner:
             if now - last_log >= self._log_interval:
                 log_frames = self._log(metrics, now - last_log, log_frames)
                 last_log = now
+                self._population_turn('observe')
             if now - last_checkpoint >= self._checkpoint_interval:
                 self._save()
                 last_checkpoint = now
@@ -208,6 +225,8 @@ class Learner:
         self._learner_csv.write(row)
         self._tensorboard.write({f'learner/{k}': v for k, v in values.items()}, frames)
         games = self._stats.drain()
+        if self._population:
+            self._new_games += games
         for game in games:
             self._episodes_csv.write({
                 'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
@@ -220,6 +239,46 @@ class Learner:
         self._progress.maybe_print(frames, {'loss': values.get('loss', float('nan'))},
                                    force=force)
         return frames
+
+    def _population_turn(self, turn: str) -> None:
+        """The population member's `start` or `observe` (agents/core/pbt.py); a failure to
+        read or write its files is one line and training goes on."""
+        if not self._population:
+            return
+        frames, step = int(self._frames.numpy()), int(self._step.numpy())
+        try:
+            if turn == 'start':
+                self._population.start(self, frames, step)
+            else:
+                games, self._new_games = self._new_games, []
+                self._population.observe(self, frames, step, games)
+        except (OSError, tf.errors.OpError) as e:
+            print(f'[{self._name}] warning: population-based training skipped a turn '
+                  f'({_first_line(e)}); training goes on', flush=True)
+
+    @property
+    def hyperparameters(self) -> Mapping[str, tf.Variable]:
+        """The hyperparameters the learning state holds as variables (PBT adapts them)."""
+        return getattr(self._state, 'hyperparameters', {})
+
+    def copy_from(self, checkpoint: str) -> int:
+        """Loads another learner's `checkpoint` into this one's state (weights, optimizer,
+        hyperparameters; PBT's copy, IMPALA app. F), keeping this learner's own step and frame
+        counters, and pushes the new parameters to its actors. Returns the frames the
+        checkpoint's learner had trained."""
+        tf.train.load_checkpoint(checkpoint)   # an unreadable one fails here, changing nothing
+        step, frames = self._step.numpy(), self._frames.numpy()
+        self._saver.read(checkpoint).assert_existing_objects_matched()
+        donor_frames = int(self._frames.numpy())
+        self._step.assign(step)
+        self._frames.assign(frames)
+        self._pusher.push(int(step))
+        return donor_frames
+
+    def save_now(self) -> str | None:
+        """Checkpoints now; the newest checkpoint's path (the previous one if this failed)."""
+        self._save()
+        return self._checkpoint.latest_checkpoint
 
     def _save(self, final: bool = False) -> None:
         """Saves a checkpoint (then `on_checkpoint`); a failure is one line and training goes

@@ -99,3 +99,20 @@ class ProgressLine:
               f'ETA {eta(self._total - frames, fps)} | return {score} | {extra}',
               file=self._stream, flush=True)
         self._last_time, self._last_frames = now, frames
+
+
+def returns_by_task(games, task_of) -> dict[str, list[float]]:
+    """Finished games' raw returns grouped by their task, `task_of(game)` (a multi-task run's
+    episode log: agents/core/builders.game_task), in log order."""
+    grouped = collections.defaultdict(list)
+    for game in games:
+        grouped[task_of(game)].append(float(game['episode_return']))
+    return dict(grouped)
+
+
+def task_returns_table(by_task: Mapping[str, list[float]], last: int = 100) -> str:
+    """A Markdown table: per task, its games and the mean return of its `last` ones."""
+    lines = [f'| task | games | mean return, last {last} |', '|---|---|---|']
+    for task, returns in sorted(by_task.items()):
+        lines.append(f'| {task} | {len(returns)} | {np.mean(returns[-last:]):.1f} |')
+    return '\n'.join(lines)

@@ -41,7 +41,8 @@ class SoftmaxPolicy:
     def _sample_recurrent(self, observation, prev_action, prev_reward, first, state):
         """One step as an unroll of length 1: the code path of the learner's unroll."""
         outputs, next_state = self._network.unroll(
-            observation[None], prev_action[None], prev_reward[None], None, first[None], state)
+            tf.nest.map_structure(lambda x: x[None], observation), prev_action[None],
+            prev_reward[None], None, first[None], state)
         logits = outputs.logits[0]
         return tf.random.categorical(logits, 1, dtype=tf.int32)[:, 0], logits, next_state
 

@@ -72,8 +72,12 @@ class StepInputs:
         self.first = np.ones(count, bool)
 
     def batch(self) -> PolicyInputs:
-        return PolicyInputs(np.stack(self.observation), self.prev_action.copy(),
-                            self.prev_reward.copy(), self.first.copy())
+        """The K inputs stacked; a nested observation (DMLab's frame and instruction) is
+        stacked field by field."""
+        observation = (np.stack(self.observation) if isinstance(self.observation[0], np.ndarray)
+                       else tree.map_structure(lambda *x: np.stack(x), *self.observation))
+        return PolicyInputs(observation, self.prev_action.copy(), self.prev_reward.copy(),
+                            self.first.copy())
 
     def advance(self, k: int, action, timestep) -> None:
         """Environment k took `action` and answered `timestep` (a FIRST after a reset)."""
@@ -93,7 +97,9 @@ def written_step(inputs: PolicyInputs, k: int, action, timestep, extras: Mapping
     """Step t of environment k: its observation, the action taken and the environment's
     answer (reward and discount after it), the policy's extras; with the core state the
     policy held before it, a recurrent step."""
-    step = {'observation': inputs.observation[k], 'action': action,
+    observation = (inputs.observation[k] if isinstance(inputs.observation, np.ndarray)
+                   else tree.map_structure(lambda x: x[k], inputs.observation))
+    step = {'observation': observation, 'action': action,
             'reward': np.float32(timestep.reward), 'discount': np.float32(timestep.discount),
             'mask': np.float32(1.0)}
     step.update({name: value[k] for name, value in extras.items()})

@@ -5,6 +5,10 @@ from-scratch, run concurrently at identical speed"; sec. 5.4 shares their replay
 A sweep is named in the config's `sweep` field: a grid of the agent's config module (`SWEEPS`,
 e.g. 'paper'), or written inline as `field=v1,v2;other=v3,v4`. Members are the grid's
 Cartesian product in the order written, the first field varying slowest; member i is learner i.
+
+A population of population-based training (`pbt_population`; agents/core/population.py) is
+the same seam: member i is learner i, starting from the i-th draw of the experiment's
+`initial_population` distributions (IMPALA table D.1), its hyperparameters adapted from there.
 """
 import dataclasses
 import difflib
@@ -13,6 +17,7 @@ from typing import Mapping, Sequence
 
 import ml_collections
 
+from agents.core import population
 from agents.core.config_checks import ConfigError
 
 Grid = Mapping[str, Sequence]
@@ -24,6 +29,8 @@ class Sweeps:
     differ in while sharing one replay server, its tables and the actors' settings."""
     named: Mapping[str, Grid]
     sweepable: tuple[str, ...]
+    # A PBT population's starting distributions: field -> population.LogUniform, Categorical.
+    initial_population: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     def grid(self, config: ml_collections.ConfigDict) -> Grid:
         """The grid `config.sweep` names or writes; {} for no sweep. One-line ConfigErrors."""
@@ -51,7 +58,11 @@ class Sweeps:
                         for v in values] for field, values in result.items()}
 
     def members(self, config: ml_collections.ConfigDict) -> list[dict]:
-        """The grid's points, one dict of field values per member; [{}] for no sweep."""
+        """The grid's points, one dict of field values per member (a PBT population's starting
+        values); [{}] for no sweep."""
+        if population.enabled(config):
+            return population.initial_population(self.initial_population,
+                                                 config.pbt_population, config.seed)
         sweep_grid = self.grid(config)
         fields = list(sweep_grid)
         return [dict(zip(fields, values))
@@ -64,8 +75,9 @@ class Sweeps:
         if len(points) == 1:
             return config
         if not 0 <= learner_id < len(points):
-            raise ConfigError(f'--learner_id={learner_id} is out of range: sweep '
-                              f'{config.sweep!r} has {len(points)} members')
+            what = f'sweep {config.sweep!r}' if config.get('sweep') else 'the population'
+            raise ConfigError(f'--learner_id={learner_id} is out of range: {what} has '
+                              f'{len(points)} members')
         member = ml_collections.ConfigDict(config.to_dict())
         member.update(points[learner_id])
         return member

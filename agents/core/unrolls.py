@@ -21,10 +21,13 @@ from agents.core import adders
 from agents.core import builders
 from agents.core import datasets
 from agents.core import optimizers
+from agents.core import population
 from agents.core import softmax_policy
 from agents.core import steps
 from agents.networks import impala as impala_networks
+from agents.ops import off_policy
 from agents.ops import policy_gradient
+from agents.ops import rewards as rewards_lib
 from agents.ops import vtrace
 from reverb_tables import tables
 
@@ -123,6 +126,11 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
     of T+1 steps: policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
     SUMMED over batch and time (IMPALA table G.1).
 
+    `config.off_policy_correction` picks the targets and advantages of IMPALA sec. 5.2.2 (V-trace
+    unless the config says otherwise: agents/ops/off_policy.py), `config.reward_clipping`
+    table G.1's symmetric clip (to `reward_clip`) or figure D.1's optimistic asymmetric one;
+    an agent whose config has neither field (LASER) gets V-trace and the symmetric clip.
+
     Step t holds o_t, a_t, mu(.|o_t) and the reward and discount that followed a_t. The first
     T steps are learnt from; step T only provides the bootstrap value V(o_T). A step with
     mask 0 (the final observation of a time-limited episode) is treated as a rejected state of
@@ -139,9 +147,7 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
     values = values[:-1]
     actions = data['action'][:-1]
     mask = data['mask'][:-1]
-    clip = config.reward_clip
-    rewards = data['reward'][:-1]
-    rewards = tf.clip_by_value(rewards, -clip, clip) if clip else rewards
+    rewards = _clipped_rewards(data['reward'][:-1], config)
     discounts = config.discount * data['discount'][:-1]
 
     relevant = mask
@@ -157,15 +163,12 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
             rejected_fraction_replay=1.0 - _mean(relevant, replayed))
     log_rhos = (vtrace.log_probs_from_logits_and_actions(learner_logits, actions)
                 - vtrace.log_probs_from_logits_and_actions(behaviour_logits, actions))
-    returns = vtrace.trust_region_vtrace(
-        log_rhos, discounts, rewards, values, bootstrap_value, relevant,
-        clip_rho_threshold=config.clip_rho_threshold,
-        clip_c_threshold=config.clip_c_threshold,
-        clip_pg_rho_threshold=config.clip_pg_rho_threshold,
-        lambda_=config.vtrace_lambda)
-
-    pg_loss = policy_gradient.policy_gradient_loss(learner_logits, actions,
-                                                   returns.pg_advantages)
+    correction = config.get('off_policy_correction', off_policy.VTRACE)
+    returns = _corrected_targets(correction, config, log_rhos, discounts, rewards, values,
+                                 bootstrap_value, relevant)
+    pg_loss_fn = (off_policy.epsilon_policy_gradient_loss if correction == off_policy.EPSILON
+                  else policy_gradient.policy_gradient_loss)
+    pg_loss = pg_loss_fn(learner_logits, actions, returns.pg_advantages)
     baseline_loss = policy_gradient.baseline_loss(returns.vs - values)
     entropy_mask = relevant * online(data)[None] if entropy_online_only else relevant
     entropy_loss = policy_gradient.entropy_loss(learner_logits, mask=entropy_mask)
@@ -176,29 +179,74 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
     return loss, metrics
 
 
+def _clipped_rewards(rewards, config):
+    """Rewards as the loss sees them: clipped to [-reward_clip, reward_clip] (IMPALA table G.1;
+    0: unclipped), or figure D.1's optimistic asymmetric clipping (DMLab-30, table D.3)."""
+    clipping = config.get('reward_clipping', rewards_lib.SYMMETRIC)
+    if clipping == rewards_lib.OPTIMISTIC_ASYMMETRIC:
+        return rewards_lib.optimistic_asymmetric_clip(rewards)
+    if clipping != rewards_lib.SYMMETRIC:
+        raise ValueError(f'unknown reward_clipping {clipping!r}; known: {rewards_lib.CLIPPINGS}')
+    return rewards_lib.symmetric_clip(rewards, config.reward_clip)
+
+
+def _corrected_targets(correction, config, log_rhos, discounts, rewards, values,
+                       bootstrap_value, relevant) -> vtrace.VTraceReturns:
+    """Value targets and policy-gradient advantages of one of IMPALA sec. 5.2.2's corrections:
+    V-trace (sec. 4, trust-region V-trace where `relevant` rejects states), 1-step importance
+    sampling, or none (No-correction and epsilon-correction share the uncorrected targets)."""
+    if correction == off_policy.VTRACE:
+        return vtrace.trust_region_vtrace(
+            log_rhos, discounts, rewards, values, bootstrap_value, relevant,
+            clip_rho_threshold=config.clip_rho_threshold,
+            clip_c_threshold=config.clip_c_threshold,
+            clip_pg_rho_threshold=config.clip_pg_rho_threshold,
+            lambda_=config.vtrace_lambda)
+    if correction == off_policy.ONE_STEP_IS:
+        return off_policy.one_step_importance_sampling(
+            log_rhos, discounts, rewards, values, bootstrap_value, relevant,
+            clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.vtrace_lambda)
+    if correction in (off_policy.NONE, off_policy.EPSILON):
+        return off_policy.no_correction(discounts, rewards, values, bootstrap_value, relevant,
+                                        lambda_=config.vtrace_lambda)
+    raise ValueError(f'unknown off_policy_correction {correction!r}; known: '
+                     f'{off_policy.CORRECTIONS}')
+
+
 def _mean(x, weights):
     return tf.reduce_sum(x * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
+
+
+# What population-based training can adapt during a run (IMPALA app. F and G).
+ADAPTABLE = ('learning_rate', 'entropy_cost', 'rmsprop_epsilon', 'max_grad_norm')
 
 
 class UnrollLearning(tf.Module):
     """Network, optimizer and counters of one learner; `update` is the compiled step.
 
     TF1-style RMSProp (IMPALA table G.1), the learning rate annealed linearly to 0 over
-    `total_frames`, gradients clipped by global norm `max_grad_norm` (0: no clipping, LASER
-    sec. 5.1). Frames count only online unrolls: replayed ones were counted when new. An
-    update whose loss or gradients are not finite is not applied (`nonfinite` = 1); its
-    online frames still count, as the actors generated them.
+    `total_frames` (not under PBT unless `pbt_anneal_learning_rate`), gradients clipped by
+    global norm `max_grad_norm` (0: no clipping, LASER sec. 5.1). Frames count only online
+    unrolls: replayed ones were counted when new. An update whose loss or gradients are not
+    finite is not applied (`nonfinite` = 1); its online frames still count, as the actors
+    generated them. `hyperparameters` holds the ADAPTABLE ones as variables, which the update
+    reads each step and checkpoints save, so that PBT (agents/core/pbt.py) changes them
+    without retracing and a copied member takes them with the weights.
     """
 
     def __init__(self, network: snt.Module, config: ml_collections.ConfigDict, loss: Loss,
                  jit_compile: bool, name: str = 'learning'):
         super().__init__(name=name)
         self.network = network
+        self.hyperparameters = {
+            name: tf.Variable(float(config[name]), trainable=False, dtype=tf.float32, name=name)
+            for name in ADAPTABLE}
         self.learning_rate = tf.Variable(config.learning_rate, trainable=False,
                                          dtype=tf.float32, name='learning_rate')
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=self.learning_rate, decay=config.rmsprop_decay,
-            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon)
+            momentum=config.rmsprop_momentum, epsilon=self.hyperparameters['rmsprop_epsilon'])
+        self._anneal = population.anneals_learning_rate(config)
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
         self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
         self._config = config
@@ -208,20 +256,25 @@ class UnrollLearning(tf.Module):
     def _update(self, batch):
         """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them, with
         `origin` [B] (0 online, 1 replay; core/datasets.py)."""
-        config = self._config
+        config, hyper = self._config, self.hyperparameters
         data = time_major(batch)
         progress = tf.cast(self.frames, tf.float32) / float(config.total_frames)
-        self.learning_rate.assign(config.learning_rate * tf.maximum(0.0, 1.0 - progress))
+        anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
+        self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
             logits, values = network_outputs(self.network, data)
             loss, metrics = self._loss(logits, values, data)
+            # The loss weighs its entropy term by config.entropy_cost; the current cost
+            # replaces it (exactly: the term is linear in the cost).
+            loss += (hyper['entropy_cost'] - config.entropy_cost) * metrics['entropy_loss']
+            metrics['loss'] = loss
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(gradients)
         finite = optimizers.all_finite(loss, gradients)
         if finite:   # a non-finite update is skipped, never applied (the learner counts it)
             if config.max_grad_norm:
-                gradients, _ = tf.clip_by_global_norm(gradients, config.max_grad_norm,
+                gradients, _ = tf.clip_by_global_norm(gradients, hyper['max_grad_norm'],
                                                       use_norm=grad_norm)
             self.optimizer.apply(gradients, variables)
             self.step.assign_add(1)

@@ -6,6 +6,8 @@ the paper does not state say so. Presets for small machines live in `presets`, n
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import population
+from agents.core import sweeps
 
 
 def atari_experts() -> ml_collections.ConfigDict:
@@ -29,6 +31,9 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.noop_max = 30                  # not stated for training; A3C-style random no-op starts
     c.max_episode_frames = 108_000   # not stated; the standard 30-minute cap (docs/fidelity.md)
     c.reward_clip = 1.0              # table G.1: rewards clipped to [-1, 1] in the loss
+    c.reward_clipping = 'symmetric'  # table G.1: 'symmetric' (to +-reward_clip); figure D.1's
+                                     # 'optimistic_asymmetric' (0.3 min(tanh r, 0) + 5 max(tanh
+                                     # r, 0)) is DMLab-30's (table D.3)
 
     # Learner (table G.1 unless noted).
     c.unroll_length = 20             # table G.1 (n)
@@ -46,6 +51,8 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.clip_c_threshold = 1.0         # sec. 5.2.2: c-bar = 1
     c.clip_pg_rho_threshold = 1.0    # sec. 4.2 policy gradient uses rho_s (clipped at rho-bar)
     c.vtrace_lambda = 1.0            # sec. 4, remark 2: lambda = 1 unless stated
+    c.off_policy_correction = 'vtrace'  # sec. 5.2.2, table 2: 'vtrace', 'one_step_is' (1-Step),
+                                     # 'epsilon' (epsilon-correction), 'none' (No-correction)
     c.replay_proportion = 0.0        # sec. 5.2.2: 0.5 in the replay experiments; experts: none
     c.replay_capacity = 10_000       # table D.3: 10,000 trajectories, uniform, FIFO removal
 
@@ -61,6 +68,13 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.log_interval_s = 10.0
     c.eval_protocol = 'impala_atari_noop'  # paper_tables/protocols.py
     c.eval_episodes = -1             # -1: the protocol's episode count
+
+    # Population-based training (app. F; agents/core/population.py and pbt.py): off (0) for
+    # the experts, trained with fixed hyperparameters (app. G). --config.pbt_population=N
+    # makes the run's N learners a population (num_learners = N), starting from table D.1
+    # (TABLE_D1) and adapting table G.1's four hyperparameters, as the multi-task agent does.
+    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')
+    c.pbt_population = 0
     return c
 
 
@@ -103,12 +117,211 @@ PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
 # What the checkpoints of a run hold a network (or a directory layout) for.
 FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
-                   'screen_size', 'num_learners')
+                   'screen_size', 'num_learners', 'pbt_population')
+
+# Table D.1: "The ranges used in sampling hyperparameters across all experiments that used a
+# sweep and for the initial hyperparameters for PBT"; a population's member i starts from the
+# i-th draw (seeded by `seed`). max_grad_norm is not in table D.1: every member starts from
+# the config's (table G.1: 40), PBT adapting it from there (not stated).
+TABLE_D1 = {
+    'entropy_cost': population.LogUniform(5e-5, 1e-2),      # "[5e-5, 1e-2] Log uniform"
+    'learning_rate': population.LogUniform(5e-6, 5e-3),     # "[5e-6, 5e-3] Log uniform"
+    'rmsprop_epsilon': population.Categorical((1e-1, 1e-3, 1e-5, 1e-7)),  # "Categorical"
+}
+SWEEPS = sweeps.Sweeps(named={}, sweepable=(), initial_population=TABLE_D1)
 
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for IMPALA Atari settings out of range; resolves the game name."""
     config_checks.atari_environment(config)
+    _check_learning(config)
+
+
+def _check_learning(config: ml_collections.ConfigDict) -> None:
+    """The checks of every IMPALA experiment's runtime and learner settings."""
     config_checks.runtime(config)
     config_checks.at_least(config, 1, 'replay_capacity')
+    from agents.ops import off_policy, rewards  # pylint: disable=import-outside-toplevel
+    config_checks.one_of(config, 'off_policy_correction', off_policy.CORRECTIONS)
+    config_checks.one_of(config, 'reward_clipping', rewards.CLIPPINGS)
     config_checks.unroll_learning(config, config.replay_capacity, 'replay_capacity')
+    from agents.core import unrolls  # pylint: disable=import-outside-toplevel
+    population.check(config, unrolls.ADAPTABLE)
+
+
+# The multi-task agents (sec. 5.3): one set of weights for every task of a suite. A run's
+# `tasks` are a suite ('atari57', 'dmlab30') or names joined by commas; environment g of a
+# learner's actors plays task g mod N (agents/core/builders.assigned_task), so every task gets
+# the same fixed number of environments.
+
+def _population(c: ml_collections.ConfigDict, adapted: str) -> None:
+    """Population-based training as appendix F runs it (agents/core/pbt.py): 24 members
+    (tables D.1 and G.1), each a learner of the run, adapting `adapted`."""
+    c.pbt_population = 24            # table D.1: "population size are 24"; table G.1: 24
+    c.pbt_adapted = adapted
+    c.pbt_burn_in_frames = 20_000_000   # app. F: "burn-in period of 20 million frames"
+    c.pbt_fitness_episodes = 5_000   # app. F: "after collecting 5,000 episode rewards in total"
+    c.pbt_copy_threshold = 0.05      # app. F: "more than an absolute 5% higher"
+    c.pbt_perturb_probability = 0.33    # app. F: "permuted with 33% probability"
+    c.pbt_perturb_factor = 1.2       # app. F: "multiplying with either 1.2 or 1/1.2"
+    c.pbt_anneal_learning_rate = False  # app. F, figure F.1: PBT's own schedule replaces the
+                                     # linear annealing of the sweeps
+
+
+def atari57() -> ml_collections.ConfigDict:
+    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G, table G.1; tables 4 and C.1,
+    multi-task column): one deep feed-forward network for all 57 games on the full action set,
+    PBT over 24 members. Everything else is the experts' table G.1 (`atari_experts`)."""
+    c = atari_experts()
+    c.experiment = 'impala_atari57'
+    del c['game']
+    c.tasks = 'atari57'              # sec. 5.3.2: all 57 games (or games joined by commas)
+    c.torso = 'deep'                 # app. G: "a feed forward residual network (see Figure 3)"
+    c.action_set = 'full'            # app. G: "the full Atari action set consisting of 18
+                                     # actions", one policy layer for every game
+    c.total_frames = 57 * 200_000_000  # table C.1: 200M frames per game, here over all games
+    c.num_actors = 57                # sec. 5.3: a fixed number of actors per game; the number
+    c.envs_per_actor = 1             # is not stated for Atari: one each, the fewest
+    c.eval_protocol = 'impala_atari_multitask_noop'
+    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')  # table G.1
+    c.pbt_anneal_learning_rate = True   # table G.1: "Anneal linearly to 0", for every Atari agent
+    return c
+
+
+def dmlab30() -> ml_collections.ConfigDict:
+    """The multi-task agent on DMLab-30 (sec. 5.3.1; appendices B, D and F; tables 3 and B.1):
+    figure 3's network with its LSTM core and instruction encoder on all 30 levels, 'IMPALA,
+    deep, PBT' of table 3 (`--config.torso=shallow --config.num_actors=210` is its shallow
+    net). Learner values as table D.3, loss and optimizer as the experts' (`atari_experts`)."""
+    c = atari_experts()
+    c.experiment = 'impala_dmlab30'
+    for atari_only in ('game', 'action_set', 'max_pool_frames', 'frame_stack', 'screen_size',
+                       'life_loss_ends_episode', 'noop_max', 'max_episode_frames'):
+        del c[atari_only]
+    c.tasks = 'dmlab30'              # sec. 5.3.1: the 30 levels of appendix B, trained on the
+                                     # _train variants of the two train/test pairs
+    c.torso = 'deep'                 # table 3: 'IMPALA, deep, PBT'; 'shallow' is figure 3 left
+    c.core = 'lstm'                  # figure 3: LSTM 256 fed the last action and reward
+
+    # Environment (tables D.2 and D.3).
+    c.width = 96                     # table D.3
+    c.height = 72                    # table D.3
+    c.action_repeat = 4              # table D.3 (the 9 actions of table D.2)
+    c.instruction_length = 16        # not stated; words kept per instruction, more than the
+                                     # DMLab-30 language levels use
+    c.instruction_vocabulary = 1000  # not stated; scalable_agent hashes words into 1000 ids
+    c.dataset_path = ''              # psychlab_* levels' images (DeepMind Lab's
+                                     # data/brady_konkle_oliva2008): '' = DeepMind Lab's default
+    c.renderer = 'software'          # DeepMind Lab's renderer: 'software' or 'hardware'
+    c.reward_clipping = 'optimistic_asymmetric'  # table D.3: DMLab-30 rewards through figure
+                                     # D.1's 0.3 min(tanh r, 0) + 5 max(tanh r, 0)
+
+    # Learner (table D.3 unless noted).
+    c.unroll_length = 100            # table D.3 (n)
+    c.batch_size = 32                # table 1: "batch size 32 if not otherwise mentioned"
+    c.discount = 0.99                # table D.3
+    c.baseline_cost = 0.5            # table D.3
+    c.rmsprop_momentum = 0.0         # table D.3
+    c.entropy_cost = 0.0033391318945337044  # not stated for one agent: PBT draws it from
+    c.learning_rate = 0.00031866995608948655  # table D.1; these are scalable_agent's DMLab-30
+                                     # values, used without PBT and annealed to 0
+    c.rmsprop_epsilon = 0.1          # table D.1's choices; scalable_agent's default
+    c.max_grad_norm = 0.0            # not in table D.3; scalable_agent does not clip gradients
+    c.total_frames = 10_000_000_000  # not stated in the text; scalable_agent's DMLab-30 run
+                                     # and LASER table 1's DMLab-30 budget
+    c.num_actors = 150               # sec. 5.3.1: 'IMPALA, deep' has 150 actors, 5 per level
+    c.envs_per_actor = 1             # (210, 7 per level, for 'IMPALA, shallow')
+    c.eval_protocol = 'impala_dmlab30_test'
+    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon')   # sec. 5.3.1, app. F
+    return c
+
+
+def multitask_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=quick` of the multi-task agents: a small machine, not the paper. One learner
+    (no population), 3 actor processes whose environments cover each task once for Atari-57
+    (3 x 19) or DMLab-30 (3 x 10), the demo's batch of 4 and RMSProp epsilon 1e-5 (`quick`),
+    100,000 frames per task and 5 evaluation episodes per task."""
+    c = ml_collections.ConfigDict(c.to_dict())
+    c.pbt_population = 0
+    c.num_actors = 3
+    c.envs_per_actor = 19 if c.tasks == 'atari57' else 10
+    c.total_frames = 100_000 * (57 if c.tasks == 'atari57' else 30)
+    c.batch_size = 4
+    c.rmsprop_epsilon = 1e-5
+    c.checkpoint_interval_s = 300.0
+    c.eval_episodes = 5
+    return c
+
+
+def atari57_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests, on three games, one environment each."""
+    c = tiny(c)
+    c.tasks = 'asterix,berzerk,qbert'    # games a near-uniform policy ends in seconds
+    c.pbt_population = 0
+    c.envs_per_actor = 3
+    return c
+
+
+def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests, on three levels (a train/test pair and a
+    language level), one environment each."""
+    c = tiny(c)
+    del c['max_episode_frames']      # DMLab levels end at their own time limits
+    c.tasks = ('rooms_collect_good_objects_train,language_select_described_object,'
+               'rooms_watermaze')
+    c.pbt_population = 0
+    c.total_frames = 2_000
+    c.envs_per_actor = 3
+    return c
+
+
+ATARI57_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': atari57_tiny}
+DMLAB30_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': dmlab30_tiny}
+ATARI57_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
+                           'screen_size', 'num_learners', 'pbt_population')
+DMLAB30_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'width', 'height',
+                           'instruction_vocabulary', 'num_learners', 'pbt_population')
+
+
+def _check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:
+    """The run's tasks by `resolve` (one line naming an unknown one, with near matches), and
+    equal, fixed shares of environments for them (sec. 5.3)."""
+    from environments import names  # pylint: disable=import-outside-toplevel
+    try:
+        tasks = names.task_list(config.tasks, resolve)
+    except ValueError as e:
+        raise config_checks.ConfigError(f'--tasks: {e}') from None
+    envs = config.num_actors * config.envs_per_actor
+    if envs % len(tasks):
+        raise config_checks.ConfigError(
+            f'--config.num_actors={config.num_actors} x --config.envs_per_actor='
+            f'{config.envs_per_actor} = {envs} environments cannot give each of the '
+            f'{len(tasks)} tasks the same number (IMPALA sec. 5.3): use a multiple of '
+            f'{len(tasks)}')
+    return tasks
+
+
+def check_atari57(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for the Atari-57 multi-task settings (and `check`'s on each game)."""
+    from environments import names  # pylint: disable=import-outside-toplevel
+    tasks = _check_tasks(config, names.atari_rom_id)
+    one_game = ml_collections.ConfigDict(config.to_dict())
+    one_game.game = tasks[0]
+    config_checks.atari_environment(one_game)
+    _check_learning(config)
+
+
+def check_dmlab30(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for the DMLab-30 settings, then for a missing `deepmind_lab` (how to
+    build it), before any process starts."""
+    from environments import dmlab, names  # pylint: disable=import-outside-toplevel
+    _check_tasks(config, names.dmlab_train_level)
+    config_checks.at_least(config, 1, 'action_repeat', 'width', 'height', 'instruction_length')
+    config_checks.at_least(config, 2, 'instruction_vocabulary')
+    config_checks.one_of(config, 'renderer', ('software', 'hardware'))
+    config_checks.one_of(config, 'core', ('lstm',))    # figure 3: the DMLab net has its LSTM
+    _check_learning(config)
+    try:
+        dmlab.import_deepmind_lab()
+    except dmlab.DeepMindLabMissing as e:
+        raise config_checks.ConfigError(str(e)) from None

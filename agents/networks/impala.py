@@ -123,11 +123,12 @@ class ImpalaRecurrentNet(snt.Module):
     """
 
     def __init__(self, num_actions, torso='shallow', use_instruction=True, channel_multiplier=1,
-                 name='impala_recurrent_net'):
+                 vocabulary_size=1000, name='impala_recurrent_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
         self._torso = snt.BatchApply(make_torso(torso, channel_multiplier))
-        self._instruction = (snt.BatchApply(InstructionEncoder()) if use_instruction else None)
+        self._instruction = (snt.BatchApply(InstructionEncoder(vocab_size=vocabulary_size))
+                             if use_instruction else None)
         self._core = snt.LSTM(256)
         self._policy = snt.BatchApply(snt.Linear(num_actions, name='policy_logits'))
         self._baseline = snt.BatchApply(snt.Linear(1, name='baseline'))
@@ -139,7 +140,9 @@ class ImpalaRecurrentNet(snt.Module):
         """Runs T steps for B sequences.
 
         Args:
-          observation: [T, B, 72, 96, 3] uint8 frames.
+          observation: [T, B, 72, 96, 3] uint8 frames, or a dict of them ('pixels') and the
+            instruction's word ids ('instruction'), as environments/dmlab.py gives them; the
+            dict's instruction is used in place of `instruction`.
           last_action: [T, B] int32, the action taken before each frame.
           last_reward: [T, B] float32, the reward received before each frame; clipped to
             [-1, 1] here.
@@ -152,6 +155,8 @@ class ImpalaRecurrentNet(snt.Module):
         Returns:
           (PolicyValue(logits [T, B, A], value [T, B]), the LSTM state after step T - 1).
         """
+        if isinstance(observation, dict):
+            observation, instruction = observation['pixels'], observation['instruction']
         inputs = [self._torso(observation),
                   tf.clip_by_value(last_reward, -1.0, 1.0)[..., None],
                   tf.one_hot(last_action, self._num_actions)]

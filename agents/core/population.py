@@ -1,0 +1,103 @@
+"""A population's settings (IMPALA appendix F, table D.1): whether a config trains one, its
+size, what it adapts, where its members start, and the one-line checks. No TensorFlow here:
+configs, sweeps and launchers read it before any process starts; the members' work during
+training is agents/core/pbt.py.
+
+The members of a population are the run's learners: `pbt_population` sets `num_learners`, and
+member i starts from the i-th draw of the agent's table D.1 distributions
+(agents/core/sweeps.py, `Sweeps.initial_population`).
+"""
+import dataclasses
+from typing import Mapping, Sequence
+
+import ml_collections
+import numpy as np
+
+from agents.core import config_checks
+from agents.core.config_checks import ConfigError
+
+
+@dataclasses.dataclass(frozen=True)
+class LogUniform:
+    """Table D.1's "Log uniform" ranges."""
+    low: float
+    high: float
+
+    def sample(self, rng: np.random.Generator) -> float:
+        return float(np.exp(rng.uniform(np.log(self.low), np.log(self.high))))
+
+
+@dataclasses.dataclass(frozen=True)
+class Categorical:
+    """Table D.1's "Categorical" choices, each equally likely (not stated)."""
+    values: tuple
+
+    def sample(self, rng: np.random.Generator):
+        return self.values[int(rng.integers(len(self.values)))]
+
+
+def enabled(config: ml_collections.ConfigDict) -> bool:
+    """Whether `config` trains a population (`pbt_population` > 0)."""
+    return config.get('pbt_population', 0) > 0
+
+
+def adapted(config: ml_collections.ConfigDict) -> tuple[str, ...]:
+    """The hyperparameters PBT adapts, from `pbt_adapted` ('learning_rate,entropy_cost')."""
+    return tuple(filter(None, (name.strip() for name in config.pbt_adapted.split(','))))
+
+
+def anneals_learning_rate(config: ml_collections.ConfigDict) -> bool:
+    """Whether the learning rate is annealed linearly to 0 (IMPALA table G.1): always without
+    PBT; with it only if `pbt_anneal_learning_rate`."""
+    return not enabled(config) or config.pbt_anneal_learning_rate
+
+
+def initial_population(distributions: Mapping, size: int, seed: int) -> list[dict]:
+    """`size` members' starting values, each field drawn from its distribution (table D.1:
+    "the ranges used ... for the initial hyperparameters for PBT"); the same for every
+    process of a run, as it depends on `seed` only."""
+    rng = np.random.default_rng(seed)
+    return [{field: distribution.sample(rng) for field, distribution in distributions.items()}
+            for _ in range(size)]
+
+
+def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
+    """One-line errors for a population that cannot run; the members become the run's learners
+    (num_learners = pbt_population). `adaptable`: what the agent's learning can change."""
+    population = config.pbt_population
+    if population == 0:
+        return
+    if not population >= 2:
+        raise ConfigError(f'--config.pbt_population={population}: a population needs at least '
+                          f'2 members to compare (0 turns population-based training off)')
+    if config.get('sweep'):
+        raise ConfigError('--sweep and --config.pbt_population both choose the learners: use '
+                          'one of them')
+    if config.num_learners not in (1, population):
+        raise ConfigError(f'--config.num_learners={config.num_learners} differs from '
+                          f'--config.pbt_population={population}: the members are the run\'s '
+                          f'learners, so leave num_learners out')
+    config.num_learners = population
+    config_checks.at_least(config, 0, 'pbt_burn_in_frames')
+    if not np.isfinite(config.pbt_copy_threshold):
+        raise ConfigError(f'--config.pbt_copy_threshold must be a finite number, got '
+                          f'{config.pbt_copy_threshold}')
+    config_checks.at_least(config, 1, 'pbt_fitness_episodes', 'pbt_perturb_factor')
+    config_checks.in_unit_interval(config, 'pbt_perturb_probability')
+    for name in adapted(config):
+        if name not in adaptable:
+            raise ConfigError(f'--config.pbt_adapted names {name!r}, which this agent cannot '
+                              f'adapt during training (it can: {", ".join(adaptable)})')
+    burn_in, episodes = config.pbt_burn_in_frames, config.pbt_fitness_episodes
+    if burn_in >= config.total_frames:
+        raise ConfigError(f'--config.pbt_burn_in_frames={burn_in} is the whole run '
+                          f'(--config.total_frames={config.total_frames}): no member would '
+                          f'ever be compared; lower it')
+    shortest = episodes * config.get('action_repeat', 1)   # every game one agent step long
+    if burn_in + shortest > config.total_frames:
+        raise ConfigError(f'--config.pbt_fitness_episodes={episodes} is a window larger than '
+                          f'the run: even games of one step would need {shortest} frames after '
+                          f'the {burn_in} of burn-in, beyond --config.total_frames='
+                          f'{config.total_frames}')
+
+

@@ -1,0 +1,261 @@
+"""IMPALA's off-policy correction study (sec. 5.2.2, table 2): V-trace, 1-step importance
+sampling, epsilon-correction and No-correction, each without and with experience replay.
+
+  python -m launch.impala_correction_study --game=pong --preset=quick \\
+      --config.total_frames=300000                      # the 8 runs, then table 2's layout
+  python -m launch.impala_correction_study --corrections=vtrace,none --replay=with
+
+Each cell of the grid is an ordinary run of launch/impala_atari.py in RUN_DIR/<correction>
+(RUN_DIR/<correction>_replay with replay), one after the other, with
+--config.off_policy_correction set (agents/ops/off_policy.py) and, with replay,
+--config.replay_proportion=0.5: "we draw 50% of the items in each batch uniformly at random
+from the replay buffer" (sec. 5.2.2), a uniform FIFO replay of 10,000 trajectories (table D.3,
+--config.replay_capacity). Every other flag (--game, --preset, --config.<field>, the
+launcher's) goes to every run. Re-running resumes: a finished run (one with an evaluation.csv)
+is skipped, an unfinished one resumes from its checkpoint. At the end the study prints each
+run's evaluation and final training return beside the paper's table 2 and writes them to
+RUN_DIR/table_2.md and RUN_DIR/table_2.csv.
+
+The paper runs the study on 5 DeepMind Lab tasks. There is no DMLab program here yet, so the
+study runs on an Atari game, and its table says so.
+"""
+import csv
+import dataclasses
+import os
+import subprocess
+import sys
+
+from absl import app
+from absl import flags
+
+from agents.core.config_checks import ConfigError
+from agents.ops import off_policy
+from launch import configs
+from launch import experiments
+from launch import program
+from paper_tables import runs
+from paper_tables import tables
+
+EXPERIMENT = 'impala_atari'
+SUB_RUN_MODULE = 'launch.impala_atari'
+PAPER_TABLE = 'impala_table_2_off_policy.csv'
+REPLAY_SETTINGS = ('without', 'with')   # table 2's "Without Replay" and "With Replay"
+REPLAY_PROPORTION = 0.5                 # sec. 5.2.2: "50% of the items in each batch"
+LAST_TRAINING_EPISODES = 10             # the final training return: mean of the last 10 games
+# Table 2's row labels (paper_tables/data/impala_table_2_off_policy.csv).
+LABELS = off_policy.LABELS
+# The config fields the study sets in each run; the user may not.
+STUDY_FIELDS = ('off_policy_correction', 'replay_proportion')
+OWN_FLAGS = ('run_dir', 'corrections', 'replay')
+
+
+def define_flags() -> dict:
+    """The study's own flags and the runs' --game and --config (launch/program.py defines the
+    rest). Defined when the program runs, not at import: tests import this module."""
+    return dict(
+        game=flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: '
+                                 'pong).'),
+        config=program.define_config(EXPERIMENT, '--config.total_frames=300000'),
+        corrections=flags.DEFINE_list(
+            'corrections', list(off_policy.CORRECTIONS),
+            'Off-policy corrections to run: ' + ', '.join(off_policy.CORRECTIONS)
+            + ' (sec. 5.2.2).'),
+        replay=flags.DEFINE_list('replay', list(REPLAY_SETTINGS),
+                                 'without: no replay; with: half of each batch from replay.'))
+
+
+@dataclasses.dataclass(frozen=True)
+class SubRun:
+    """One cell of table 2: a correction, without or with replay, and its run directory."""
+    correction: str
+    replay: str
+    run_dir: str
+
+    def overrides(self) -> list[str]:
+        proportion = REPLAY_PROPORTION if self.replay == 'with' else 0.0
+        return [f'--run_dir={self.run_dir}',
+                f'--config.off_policy_correction={self.correction}',
+                f'--config.replay_proportion={proportion}']
+
+    def finished(self) -> bool:
+        """Trained and evaluated: the launcher evaluates a run when its training ends."""
+        return os.path.exists(os.path.join(self.run_dir, 'evaluation.csv'))
+
+
+def sub_runs(run_dir: str, corrections, replay) -> list[SubRun]:
+    """The grid in table 2's order (replay setting, then correction); a one-line ConfigError
+    for an unknown name or a repeated one."""
+    for name, given, known in (('corrections', corrections, off_policy.CORRECTIONS),
+                               ('replay', replay, REPLAY_SETTINGS)):
+        unknown = [value for value in given if value not in known]
+        if unknown or not given or len(set(given)) < len(given):
+            raise ConfigError(f'--{name}={",".join(given)}: give one or more of '
+                              f'{", ".join(known)}, each once')
+    return [SubRun(correction, setting, os.path.join(
+                run_dir, correction + ('_replay' if setting == 'with' else '')))
+            for setting in REPLAY_SETTINGS if setting in replay
+            for correction in off_policy.CORRECTIONS if correction in corrections]
+
+
+def forwarded_args(argv) -> list[str]:
+    """`argv` without the program name and the study's own flags (`OWN_FLAGS`, in the
+    --flag=value and --flag value forms): what every run is given."""
+    kept, skip_next = [], False
+    for arg in argv[1:]:
+        if skip_next:
+            skip_next = False
+            continue
+        name = arg.lstrip('-').split('=', 1)[0]
+        if arg.startswith('-') and name in OWN_FLAGS:
+            skip_next = '=' not in arg
+            continue
+        kept.append(arg)
+    return kept
+
+
+def check_plan(plan, *, preset, flag_config, argv, game, role='local', sweep=None) -> None:
+    """Every run's config resolved and checked as its program will (launch/program.py), so that
+    bad input is one line before any process starts."""
+    overridden = [field for field in configs.overridden_fields(argv) if field in STUDY_FIELDS]
+    if overridden:
+        raise ConfigError(f'--config.{overridden[0]} is what the study varies: use '
+                          f'--corrections and --replay')
+    if role != 'local' or sweep is not None:
+        raise ConfigError('the study launches each of its runs here: --role and --sweep are '
+                          'not for it')
+    spec = experiments.get(EXPERIMENT)
+    for sub_run in plan:
+        config = configs.resolve(experiment=spec, preset=preset, flag_config=flag_config,
+                                 argv=argv, run_dir=sub_run.run_dir, target=game)
+        config.off_policy_correction = sub_run.correction
+        config.replay_proportion = REPLAY_PROPORTION if sub_run.replay == 'with' else 0.0
+        spec.check(config)
+        configs.check_resume(spec, config, sub_run.run_dir)
+        if config.num_learners != 1:
+            raise ConfigError(f'--config.num_learners={config.num_learners}: each run of the '
+                              f'study is one learner')
+
+
+def run_sub_run(sub_run: SubRun, forwarded) -> None:
+    """Trains and evaluates one run, its output on this console; a ConfigError if it fails."""
+    if sub_run.finished():
+        print(f'[study] {sub_run.run_dir}: finished before, skipped', flush=True)
+        return
+    command = [sys.executable, '-m', SUB_RUN_MODULE, *forwarded, *sub_run.overrides()]
+    print(f'[study] {" ".join(command[1:])}', flush=True)
+    code = subprocess.run(command, check=False).returncode
+    if code != 0:
+        raise ConfigError(f'{sub_run.run_dir} exited with code {code} (its output is above); '
+                          f're-run the study to resume it')
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What one run reached: its evaluation and its final training return."""
+    game: str
+    frames: int
+    evaluation: float
+    episodes: int
+    protocol: str
+    training: object    # the mean of the last training games; None if it finished none
+
+
+def result(sub_run: SubRun) -> Result:
+    """The run's latest evaluation (paper_tables/runs.py) and its last training games."""
+    run = runs.read_run(sub_run.run_dir)
+    evaluation = run.evaluations[0]
+    last = [episode_return for _, episode_return in run.curve[-LAST_TRAINING_EPISODES:]]
+    return Result(run.config.get('game', evaluation.game), evaluation.checkpoint_frames,
+                  evaluation.mean_score, len(evaluation.scores), evaluation.protocol,
+                  sum(last) / len(last) if last else None)
+
+
+def results_of(plan) -> dict:
+    """{sub-run: Result} of the runs that can be read; a line for each that cannot."""
+    found = {}
+    for sub_run in plan:
+        try:
+            found[sub_run] = result(sub_run)
+        except ValueError as e:
+            print(f'[study] {sub_run.run_dir}: no result ({e})', flush=True)
+    if not found:
+        raise ConfigError('no run of the study has an evaluation to report')
+    return found
+
+
+def table_2(plan, results) -> str:
+    """Markdown in table 2's layout: our runs beside the paper's five DMLab tasks."""
+    paper = tables.load(PAPER_TABLE)
+    tasks = paper.columns[2:]
+    games = sorted({r.game for r in results.values()})
+    first = next(iter(results.values()))
+    lines = [
+        '# IMPALA table 2 (sec. 5.2.2): off-policy corrections without and with replay', '',
+        f'Ours: the Atari game {", ".join(games)}, standing in for the paper\'s DMLab tasks '
+        '(no DMLab program here yet). "evaluation": mean score of the evaluation '
+        f'(protocol {first.protocol}, {first.episodes} episodes) of the final checkpoint; '
+        f'"training": mean return of the last {LAST_TRAINING_EPISODES} training games. '
+        f'Paper: average final return over the 3 best of 24 hyperparameter sets on 5 DMLab '
+        f'tasks (`paper_tables/data/{PAPER_TABLE}`).', '',
+        '| replay | correction | frames | ours, evaluation | ours, training | '
+        + ' | '.join(f'paper, {task}' for task in tasks) + ' |',
+        '|---|---|---|---|---|' + '---|' * len(tasks)]
+    for sub_run in plan:
+        label = LABELS[sub_run.correction]
+        row = next(r for r in paper.rows
+                   if (r['replay'], r['correction']) == (sub_run.replay, label))
+        ours = results.get(sub_run)
+        cells = (['-', 'no evaluation', '-'] if ours is None else
+                 [f'{ours.frames:,}', f'{ours.evaluation:.1f}', _number(ours.training)])
+        lines.append(f'| {sub_run.replay} | {label} | ' + ' | '.join(cells) + ' | '
+                     + ' | '.join(_number(row[task]) for task in tasks) + ' |')
+    return '\n'.join(lines) + '\n'
+
+
+def _number(value) -> str:
+    return '-' if value is None else f'{value:.1f}'
+
+
+def write_results(run_dir: str, plan, results) -> str:
+    """Prints table 2's layout and writes it to RUN_DIR/table_2.md and table_2.csv."""
+    markdown = table_2(plan, results)
+    print(markdown, end='', flush=True)
+    with open(os.path.join(run_dir, 'table_2.md'), 'w') as f:
+        f.write(markdown)
+    with open(os.path.join(run_dir, 'table_2.csv'), 'w', newline='') as f:
+        writer = csv.writer(f)
+        writer.writerow(['replay', 'correction', 'game', 'frames', 'evaluation', 'episodes',
+                         'training'])
+        for sub_run, ours in results.items():
+            writer.writerow([sub_run.replay, LABELS[sub_run.correction], ours.game, ours.frames,
+                             ours.evaluation, ours.episodes, ours.training])
+    return markdown
+
+
+def study(argv, own: dict) -> None:
+    """Checks the whole grid, runs what is not finished, one run at a time, and reports."""
+    given = flags.FLAGS
+    game = own['game'].value or experiments.get(EXPERIMENT).paper_config().game
+    run_dir = given['run_dir'].value or os.path.join('runs', f'impala_correction_study_{game}')
+    plan = sub_runs(run_dir, own['corrections'].value, own['replay'].value)
+    check_plan(plan, preset=given['preset'].value, flag_config=own['config'].value, argv=argv,
+               game=own['game'].value, role=given['role'].value, sweep=given['sweep'].value)
+    os.makedirs(run_dir, exist_ok=True)
+    forwarded = forwarded_args(argv)
+    for sub_run in plan:
+        run_sub_run(sub_run, forwarded)
+    write_results(run_dir, plan, results_of(plan))
+
+
+def main(argv, own: dict):
+    del argv   # absl's copy holds only positional arguments; the flags are in sys.argv
+    try:
+        study(sys.argv, own)
+    except ConfigError as e:
+        print(f'error: {e}', file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == '__main__':
+    _OWN = define_flags()
+    app.run(lambda argv: main(argv, _OWN))
