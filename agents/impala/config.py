@@ -164,8 +164,8 @@ def _population(c: ml_collections.ConfigDict, adapted: str) -> None:
     c.pbt_copy_threshold = 0.05      # app. F: "more than an absolute 5% higher"
     c.pbt_perturb_probability = 0.33    # app. F: "permuted with 33% probability"
     c.pbt_perturb_factor = 1.2       # app. F: "multiplying with either 1.2 or 1/1.2"
-    c.pbt_anneal_learning_rate = False  # app. F, figure F.1: PBT's own schedule replaces the
-                                     # linear annealing of the sweeps
+    c.pbt_anneal_learning_rate = False  # not stated; figure F.1's learning rates move by
+                                     # PBT alone, so PBT's schedule replaces the annealing
 
 
 def atari57() -> ml_collections.ConfigDict:
