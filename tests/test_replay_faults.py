@@ -38,9 +38,17 @@ def _replay_keys(checkpoint):
     return {item.key for item in items if item.table == tables.REPLAY}
 
 
+# Open bug (closing note of 2026-11-22): a replay server killed while Reactor checkpoints can
+# leave the learner's checkpoint (its bookkeeping) newer than the newest complete Reverb
+# checkpoint, or a few registrations apart from it; the learner then rolls back, and in the
+# first case again and again. Not strict: the test passes when the kill misses that window.
+_REACTOR_RACE = pytest.mark.xfail(strict=False, reason='Reactor snapshot/checkpoint race')
+
+
 @pytest.mark.parametrize('module, game', [('launch.impala_atari', 'pong'),
                                           ('launch.laser_atari', 'breakout'),
-                                          ('launch.reactor_atari', 'pong')])
+                                          pytest.param('launch.reactor_atari', 'pong',
+                                                       marks=_REACTOR_RACE)])
 def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tmp_path):
     run_dir = str(tmp_path / 'run')
     replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')
@@ -63,19 +71,12 @@ def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tm
         launcher.kill()
     assert launcher.returncode == 0, output
     assert 'replay exited with code -9; restarting it' in output, output
-    # A known race, open (closing note of 2026-11-22): under heavy load Reactor's restored
-    # server can hold a few more registered items than its snapshot, and the learner then takes
-    # the rollback path (exit code 4, resume from its checkpoint) instead of reloading.
-    rolled_back = (module == 'launch.reactor_atari'
-                   and 'learner exited with code 4; restarting it' in output)
-    if not rolled_back:
-        assert 'learner exited' not in output and 'resumed from' not in output, output
+    assert 'learner exited' not in output and 'resumed from' not in output, output
     with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
         frames = [int(row['frames']) for row in csv.DictReader(f)]
-    assert rolled_back or frames == sorted(frames)     # on from where it was
-    assert frames[-1] >= total
+    assert frames == sorted(frames) and frames[-1] >= total     # on from where it was
     assert checkpoint_frames(run_dir) >= total
-    if module == 'launch.reactor_atari' and not rolled_back:
+    if module == 'launch.reactor_atari':
         with open(os.path.join(run_dir, 'logs', 'learner.log')) as f:
             assert "bookkeeping reloaded from the server's snapshot" in f.read()
     if module == 'launch.laser_atari':   # Reactor's FIFO evicts within 4,000 frames
