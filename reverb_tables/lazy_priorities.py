@@ -73,6 +73,7 @@ import tree
 LAZY_PRIORITIZED = 'lazy_prioritized'
 LAZY_UNIFORM = 'lazy_uniform'
 LAZY_SNAPSHOT = 'lazy_snapshot'
+_OLDER = '_older'        # the snapshot table that samples the older of the two snapshots
 STREAM = 'stream'        # item field: its stream (one actor environment), an integer
 POSITION = 'position'    # item field: the index of its first step in that stream
 EPSILON = 0.01
@@ -362,14 +363,18 @@ def lazy_tables(signature: Mapping[str, Any], *, capacity: int, slack: int,
                                   (uniform_name, reverb.selectors.Uniform())]]
 
 
-def snapshot_table(name: str = LAZY_SNAPSHOT) -> reverb.Table:
-    """Holds the newest `LazyReplay.save()`: the bookkeeping, checkpointed with the tables."""
+def snapshot_tables(name: str = LAZY_SNAPSHOT) -> list[reverb.Table]:
+    """Hold the two newest `LazyReplay.save()`s, checkpointed with the tables; an item's
+    priority is its save's sequence number. `name` samples the newest, `name`_older the older;
+    a third save removes the oldest (`LazyReplay` docstring: why two)."""
     signature = {field: tf.TensorSpec([None], dtype) for field, dtype in [
         ('keys', tf.uint64), ('streams', tf.int64), ('positions', tf.int64),
         ('priorities', tf.float64)]}
-    return reverb.Table(name=name, sampler=reverb.selectors.Fifo(),
-                        remover=reverb.selectors.Fifo(), max_size=1,
-                        rate_limiter=reverb.rate_limiters.MinSize(1), signature=signature)
+    return [reverb.Table(name=table, sampler=sampler, remover=reverb.selectors.MinHeap(),
+                         max_size=2, rate_limiter=reverb.rate_limiters.MinSize(1),
+                         signature=signature)
+            for table, sampler in [(name, reverb.selectors.MaxHeap()),
+                                   (name + _OLDER, reverb.selectors.MinHeap())]]
 
 
 def adder_priorities(prioritized_table: str = LAZY_PRIORITIZED,
@@ -382,10 +387,6 @@ def adder_priorities(prioritized_table: str = LAZY_PRIORITIZED,
 def identity(data: Mapping[str, Any]) -> tuple[int, int]:
     """(stream, position) of an item: its first step's STREAM and POSITION fields."""
     return (int(np.ravel(data[STREAM])[0]), int(np.ravel(data[POSITION])[0]))
-
-
-def _inserts(table_info) -> int:
-    return table_info.rate_limiter_info.insert_stats.completed
 
 
 def mixture_probability(prioritized_probability, num_items, epsilon: float):
@@ -411,11 +412,19 @@ class LazyReplay:
     through `Client.sample` on that thread (no tf.data prefetch), so that no registration
     happens between the draws of one batch. `capacity` must be below the tables' max_size.
 
-    The bookkeeping lives in this process. `save()` writes it into `snapshot_table` on the
-    server, so that a Reverb checkpoint taken right after holds tables and bookkeeping of one
-    moment; a new `LazyReplay` restores it from there (or starts empty where there is none), and
-    raises `ReplayDivergedError` if the tables no longer match it (the server kept registering
-    after the snapshot).
+    The bookkeeping lives in this process. `save()` writes it into the snapshot tables on the
+    server (`snapshot_tables`), so that a Reverb checkpoint taken right after holds tables and
+    bookkeeping of one moment; a new `LazyReplay` restores it from there (or starts empty where
+    there is none), as does `sample` when the tables stop matching its bookkeeping (the server
+    restarted from its checkpoint). Every draw checks the registered items (count and sum of
+    priorities) against the bookkeeping before anything is registered, so a restored server
+    never receives registrations of a bookkeeping that moved on past its checkpoint.
+
+    Why two snapshots: `save` writes only while the tables match the bookkeeping, but the server
+    may restart between that check and the write, leaving the restored server (and its next
+    checkpoint) a snapshot newer than its tables. The snapshot that came with the restored
+    checkpoint is still there, one older; a reload takes the newest snapshot that matches the
+    tables, and `ReplayDivergedError` if neither does.
     """
 
     def __init__(self, client: reverb.Client, *, capacity: int, epsilon: float = EPSILON,
@@ -433,8 +442,10 @@ class LazyReplay:
         self._max_rounds = max_rounds
         self._lazy = LazyPriorities(initial_priority)
         self._snapshot = snapshot_table
+        self._sequence = 0       # of the newest snapshot this learner wrote or read
         info = client.server_info()
-        max_size = min(info[prioritized_table].max_size, info[uniform_table].max_size)
+        self._max_size = info[prioritized_table].max_size
+        max_size = min(self._max_size, info[uniform_table].max_size)
         if not 0 < capacity < max_size:
             raise ValueError(f'capacity {capacity} must be in [1, {max_size}): the tables\' '
                              f'max_size (capacity + slack) must leave room for new items')
@@ -448,44 +459,64 @@ class LazyReplay:
         return self._lazy
 
     def save(self) -> None:
-        """Writes the bookkeeping into the snapshot table (replacing the previous one)."""
-        self._client.insert(self._lazy.state(), priorities={self._snapshot: 1.0})
+        """Writes the bookkeeping into the snapshot tables, the older of the two snapshots
+        there giving way; `ReplayDivergedError`, writing nothing, where the tables do not
+        match it (a restarted server: the next `sample` reloads)."""
+        self._check_tables()
+        self._write_snapshot()
+
+    def _write_snapshot(self) -> None:
+        self._sequence += 1
+        self._client.insert(self._lazy.state(), priorities={
+            self._snapshot: float(self._sequence), self._snapshot + _OLDER: float(self._sequence)})
 
     def _reload(self) -> None:
-        """Takes the server's snapshot (none: empty) and checks the tables against it."""
-        info = self._client.server_info()[self._snapshot]
-        self._lazy = LazyPriorities(self._initial)
-        if info.current_size:
-            sample = next(iter(self._client.sample(self._snapshot, 1, emit_timesteps=False)))
-            state = tree.unflatten_as(info.signature, [column[0] for column in sample.data])
-            self._lazy = LazyPriorities.from_state(state, self._initial)
-        self._check_tables()
+        """Takes the newest of the server's snapshots whose tables match it (none: empty)."""
+        info = self._client.server_info()
+        snapshots = {}                      # sequence -> state, newest first
+        for table in (self._snapshot, self._snapshot + _OLDER):
+            if info[table].current_size:
+                sample = next(iter(self._client.sample(table, 1, emit_timesteps=False)))
+                snapshots[int(sample.info.priority)] = tree.unflatten_as(
+                    info[table].signature, [column[0] for column in sample.data])
+        self._sequence = max(snapshots, default=0)
+        error = None
+        for state in snapshots.values() or [None]:
+            self._lazy = (LazyPriorities.from_state(state, self._initial) if state is not None
+                          else LazyPriorities(self._initial))
+            try:
+                self._check_tables()
+                return
+            except ReplayDivergedError as e:
+                error = error or e
+        raise error
 
     def _check_tables(self) -> None:
-        """Raises ReplayDivergedError unless the prioritized table's registered (not pending)
-        items are those of the bookkeeping: as many, with the same sum of priorities. The
-        table is read between two inserts (actors may be writing)."""
-        registered, total = len(self._lazy), self._lazy.total()
-        for _ in range(self._max_rounds):
-            before = self._client.server_info()[self._prioritized]
-            table_total = 0.0
-            if before.current_size:
-                info, _ = next(self._draws(self._prioritized, 1))
-                table_total = info.priority / info.probability
-            after = self._client.server_info()[self._prioritized]
-            if _inserts(before) == _inserts(after):
-                break
+        """Raises ReplayDivergedError unless the prioritized table's registered items are
+        those of the bookkeeping (`_check_draw`), read from one draw."""
+        if not self._client.server_info()[self._prioritized].current_size:
+            self._check_registered(0, 0.0)
         else:
-            raise RuntimeError(f'{self._prioritized} never stayed still for one draw')
+            info, _ = next(self._draws(self._prioritized, 1))
+            self._check_draw(info)
+
+    def _check_draw(self, info) -> None:
+        """The registered (not pending) items of the table a draw came from, as its info tells
+        (table size; total priority = priority / probability), against the bookkeeping."""
+        table_total = info.priority / info.probability
         pending = round(table_total / PENDING_PRIORITY)
-        table_registered = table_total - pending * PENDING_PRIORITY
-        if (before.current_size - pending != registered
-                or abs(table_registered - total) > 1e-6 * total + 1e-12 * table_total + 1e-3):
+        self._check_registered(int(info.table_size) - pending,
+                               table_total - pending * PENDING_PRIORITY,
+                               rounding=1e-12 * table_total)
+
+    def _check_registered(self, count: int, total: float, rounding: float = 0.0) -> None:
+        registered, expected = len(self._lazy), self._lazy.total()
+        if count != registered or abs(total - expected) > 1e-6 * expected + rounding + 1e-3:
             raise ReplayDivergedError(
-                f'{self._prioritized} holds {before.current_size - pending} registered items '
-                f'summing to {table_registered:.6g}, the saved bookkeeping {registered} summing '
-                f'to {total:.6g}: the replay server ran on after the last snapshot; restart it '
-                f'from its checkpoint together with the learner')
+                f'{self._prioritized} holds {count} registered items summing to {total:.6g}, '
+                f'the bookkeeping {registered} summing to {expected:.6g}: the server went back '
+                f'to a checkpoint the bookkeeping is not of, or another process changed its '
+                f'priorities')
 
     def _draws(self, table: str, count: int):
         """`count` draws: (info, unflattened data)."""
@@ -511,11 +542,17 @@ class LazyReplay:
         self._client.mutate_priorities(self._prioritized, updates=changes, deletes=removed)
 
     def _classify(self, info, total: float) -> str:
+        """'pending' (a new item), 'dirty' (drawn while some item was pending) or 'clean'.
+        Raises ReplayDivergedError where the table's registered items are not the
+        bookkeeping's, except in a full table, whose FIFO may have dropped registered items
+        that registration is about to prune (module docstring, "Removal")."""
+        if info.table_size < self._max_size:
+            self._check_draw(info)
         if info.priority == PENDING_PRIORITY:
             return 'pending'
         table_total = info.priority / info.probability
         if table_total > total + PENDING_PRIORITY / 2:
-            return 'dirty'        # drawn while some item was pending
+            return 'dirty'
         if abs(table_total - total) > 1e-6 * total + 1e-3:
             raise ReplayDivergedError(
                 f'{self._prioritized} holds priorities summing to {table_total}, the '

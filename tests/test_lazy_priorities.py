@@ -3,6 +3,7 @@ reading of the paper, the partition's independence of priority values, and the R
 on a loopback server (registration, write-back, the eps-mixture's sampling distribution and
 beta = 1 importance weights, capacity)."""
 import itertools
+import time
 
 import numpy as np
 import pytest
@@ -338,4 +339,101 @@ def test_priorities_changed_behind_its_back_are_reported():
     client.mutate_priorities(lp.LAZY_PRIORITIZED, updates={replay.lazy.find(0, 3): 7.0})
     with pytest.raises(RuntimeError, match='another process changed'):
         replay.sample(4)
+    server.stop()
+
+
+# ---- a replay server restarted from its checkpoint ------------------------------------------
+
+def _checkpointed_server(directory, port=None):
+    """Lazy tables with the snapshot tables, restoring the newest Reverb checkpoint in
+    `directory` (the replay role's server after a restart)."""
+    server = reverb.Server(
+        lp.lazy_tables(SIGNATURE, capacity=100, slack=50) + lp.snapshot_tables(),
+        port=port, checkpointer=reverb.checkpointers.DefaultCheckpointer(path=str(directory)))
+    client = reverb.Client(f'localhost:{server.port}')
+    for _ in range(20):   # gRPC may first answer on the stopped server's closed socket
+        try:
+            client.server_info(timeout=5)
+            break
+        except RuntimeError:
+            time.sleep(0.1)
+    return server, client
+
+
+def _train(replay, rng, count=3):
+    """A learning step's write-back: new priorities for `count` registered items."""
+    keys = replay.lazy.state()['keys'][:count]
+    replay.update(keys, rng.uniform(0.5, 3.0, size=len(keys)))
+
+
+def test_a_restarted_server_is_met_by_its_checkpoints_snapshot(tmp_path):
+    """The server goes back to its checkpoint while the learner's bookkeeping has moved on,
+    and actors write to it before the learner draws: the learner takes the checkpoint's
+    snapshot without registering anything into the old tables, and goes on."""
+    rng = np.random.default_rng(7)
+    server, client = _checkpointed_server(tmp_path)
+    _write(client, [(s, x) for s in (0, 1) for x in range(10)])
+    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
+    replay.sync()
+    _train(replay, rng)
+    replay.save()
+    client.checkpoint()
+    saved = {k: replay.lazy.assigned(k) for k in replay.lazy.estimates()}
+    _write(client, [(0, x) for x in range(10, 16)])   # registered and trained after it
+    replay.sample(4)
+    _train(replay, rng, count=8)
+    port = server.port
+    server.stop()
+    server, client = _checkpointed_server(tmp_path, port)
+    _write(client, [(1, x) for x in range(10, 13)])   # actors reconnect first
+    batch = replay.sample(4)
+    assert len(replay.lazy) == 23                     # the checkpoint's 20 and the 3 new ones
+    assert {k: replay.lazy.assigned(k) for k in saved} == saved
+    assert all(int(k) in replay.lazy for k in batch.info.key)
+    _check_server(client, replay.lazy)
+    server.stop()
+
+
+def test_a_snapshot_written_into_a_restarted_server_is_passed_over(tmp_path):
+    """A restart between `save`'s check and its write leaves the restored server a snapshot
+    newer than its tables: the next reload takes the older snapshot, which matches them, and
+    the next save keeps the matching one."""
+    rng = np.random.default_rng(8)
+    server, client = _checkpointed_server(tmp_path)
+    _write(client, [(0, x) for x in range(12)])
+    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
+    replay.sync()
+    _train(replay, rng)
+    replay.save()
+    client.checkpoint()
+    expected = replay.lazy.estimates()
+    _write(client, [(0, x) for x in range(12, 20)])
+    replay.sync()
+    _train(replay, rng, count=6)
+    port = server.port
+    server.stop()
+    server, client = _checkpointed_server(tmp_path, port)
+    replay._client = client
+    replay._write_snapshot()          # what the race leaves: the moved-on bookkeeping
+    client.checkpoint()
+    for _ in range(2):                # from the live server, then from its new checkpoint
+        restored = lp.LazyReplay(client, capacity=100, snapshot_table=lp.LAZY_SNAPSHOT)
+        assert restored.lazy.estimates() == pytest.approx(expected)
+        restored.save()
+        client.checkpoint()
+        server.stop()
+        server, client = _checkpointed_server(tmp_path, port)
+    server.stop()
+
+
+def test_save_refuses_tables_that_moved_on(tmp_path):
+    """A snapshot is written only of tables that match the bookkeeping."""
+    server, client = _checkpointed_server(tmp_path)
+    _write(client, [(0, x) for x in range(12)])
+    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
+    replay.sync()
+    client.mutate_priorities(lp.LAZY_PRIORITIZED, updates={replay.lazy.find(0, 3): 7.0})
+    with pytest.raises(lp.ReplayDivergedError):
+        replay.save()
+    assert client.server_info()[lp.LAZY_SNAPSHOT].current_size == 0
     server.stop()

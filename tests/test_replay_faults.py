@@ -38,17 +38,9 @@ def _replay_keys(checkpoint):
     return {item.key for item in items if item.table == tables.REPLAY}
 
 
-# Open bug (closing note of 2026-11-22): a replay server killed while Reactor checkpoints can
-# leave the learner's checkpoint (its bookkeeping) newer than the newest complete Reverb
-# checkpoint, or a few registrations apart from it; the learner then rolls back, and in the
-# first case again and again. Not strict: the test passes when the kill misses that window.
-_REACTOR_RACE = pytest.mark.xfail(strict=False, reason='Reactor snapshot/checkpoint race')
-
-
 @pytest.mark.parametrize('module, game', [('launch.impala_atari', 'pong'),
                                           ('launch.laser_atari', 'breakout'),
-                                          pytest.param('launch.reactor_atari', 'pong',
-                                                       marks=_REACTOR_RACE)])
+                                          ('launch.reactor_atari', 'pong')])
 def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tmp_path):
     run_dir = str(tmp_path / 'run')
     replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')

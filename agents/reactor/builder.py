@@ -58,7 +58,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
                 min_size_to_sample=c.min_replay_size,
                 error_buffer=float(c.rate_limiter_tolerance)),
             signature={lazy_priorities.POSITION: signature[lazy_priorities.POSITION]})
-        made = lazy + [pace, lazy_priorities.snapshot_table()]
+        made = lazy + [pace, *lazy_priorities.snapshot_tables()]
         return [builders.TableDeclaration(table.name, lambda name, t=table: t, shared=True)
                 for table in made]
 
