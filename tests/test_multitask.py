@@ -83,14 +83,15 @@ def test_tiny_run_logs_and_evaluates_every_game(tmp_path):
     for i in range(len(BAD_INPUT)):
         assert not os.path.exists(tmp_path / f'bad_{i}' / 'config.json')
 
-    # Training: every game's whole-game returns are in the episode log, each game by the
-    # environment that plays it.
+    # Training: every game's whole-game returns are in the episode log, each game with its
+    # task, the one the environment that played it was assigned.
     with open(os.path.join(run_dir, 'logs', 'episodes.csv'), newline='') as f:
         games = list(csv.DictReader(f))
     builder = experiments.get('impala_atari57').builder(
         impala_config.atari57_tiny(impala_config.atari57()))
     trained = {builders.game_task(builder, game) for game in games}
     assert trained == set(GAMES), games
+    assert all(game['task'] == builders.game_task(builder, game) for game in games)
     assert '| task | games | mean return, last 100 |' in output
     for game in GAMES:
         assert f'| {game} |' in output

@@ -166,7 +166,9 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         after_update=builder.replay_feedback(client, state, learner_id),
         on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
         max_nonfinite_updates=c.max_nonfinite_updates,
-        population=pbt.member(c, run_dir, dirs, learner_id, episode_score))
+        population=pbt.member(c, run_dir, dirs, learner_id, episode_score),
+        task_of=(lambda game: builder.reported_task(game_task(builder, game)))
+        if builder.tasks() else None)
 
 
 def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env: int) -> str:

@@ -94,7 +94,9 @@ class Learner:
     returns is logged: Ape-X writes new priorities back to replay there and counts the frames
     its actors generated. `on_checkpoint` runs after each checkpoint is saved: Ape-X checkpoints
     its replay server there, so that learner and replay are saved together. With `population`
-    (a `pbt.Member`), the learner is a member of a population-based training run.
+    (a `pbt.Member`), the learner is a member of a population-based training run. With
+    `task_of` (a multi-task agent: finished game -> its task), episodes.csv has a `task`
+    column and TensorBoard a return curve per task (`actor/episode_return/<task>`).
     """
 
     def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
@@ -107,8 +109,9 @@ class Learner:
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
                  | None = None, on_checkpoint: Callable[[], Any] | None = None,
                  name: str = 'learner', max_nonfinite_updates: int = 10,
-                 population=None):
+                 population=None, task_of: Callable[[Mapping[str, Any]], str] | None = None):
         self._update = update
+        self._task_of = task_of
         self._state = state
         self._population = population
         self._new_games = []     # finished games the population has not seen yet
@@ -228,14 +231,20 @@ class Learner:
         if self._population:
             self._new_games += games
         for game in games:
+            task = {'task': self._task_of(game)} if self._task_of else {}
             self._episodes_csv.write({
                 'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
-                'env': game['env'], 'episode_return': game['episode_return'],
+                'env': game['env'], **task, 'episode_return': game['episode_return'],
                 'episode_frames': game['episode_frames']})
         if games:
             returns = [game['episode_return'] for game in games]
             self._progress.add_returns(returns)
-            self._tensorboard.write({'actor/episode_return': np.mean(returns)}, frames)
+            curves = {'actor/episode_return': np.mean(returns)}
+            if self._task_of:
+                by_task = run_logging.returns_by_task(games, self._task_of)
+                curves.update({f'actor/episode_return/{task}': np.mean(task_returns)
+                               for task, task_returns in by_task.items()})
+            self._tensorboard.write(curves, frames)
         self._progress.maybe_print(frames, {'loss': values.get('loss', float('nan'))},
                                    force=force)
         return frames
