@@ -1,8 +1,10 @@
 """A replay server killed mid-training: the launcher restarts it on the same address, actors and
 learner reconnect, and the run finishes its frame budget with the learner's frame count going on
 (never back). LASER's replay comes back as its newest Reverb checkpoint held it; IMPALA's queue
-loses the unrolls in flight; Reactor's learner takes the restored checkpoint's snapshot of its
-priority bookkeeping and goes on without a restart."""
+loses the unrolls in flight; Reactor's learner goes on without a restart, taking the restored
+checkpoint's snapshot of its priority bookkeeping where it had moved on past that checkpoint
+(whether it had depends on when the kill lands; tests/test_lazy_priorities.py tests the reload
+itself)."""
 import csv
 import os
 import shutil
@@ -68,9 +70,6 @@ def test_killed_replay_server_is_restarted_and_training_goes_on(module, game, tm
         frames = [int(row['frames']) for row in csv.DictReader(f)]
     assert frames == sorted(frames) and frames[-1] >= total     # on from where it was
     assert checkpoint_frames(run_dir) >= total
-    if module == 'launch.reactor_atari':
-        with open(os.path.join(run_dir, 'logs', 'learner.log')) as f:
-            assert "bookkeeping reloaded from the server's snapshot" in f.read()
     if module == 'launch.laser_atari':   # Reactor's FIFO evicts within 4,000 frames
         restored = _replay_keys(_complete(saved)[-1])
         assert restored and restored <= _replay_keys(_complete(replay_checkpoints)[-1])
