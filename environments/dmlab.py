@@ -1,21 +1,25 @@
 """DeepMind Lab through its Python module `deepmind_lab` as a dm_env.Environment, set up as
-IMPALA's DMLab-30 experiments (sec. 5.3.1, appendices B and D; the authors' scalable_agent).
+IMPALA's DeepMind Lab experiments (DMLab-30, sec. 5.3.1, and single levels, sec. 5.2;
+appendices B and D; the authors' scalable_agent).
 
 Observations (table D.3): the RGB_INTERLEAVED frame at 96x72, [72, 96, 3] uint8, and the
 level's language channel INSTR (sec. 5: "for tasks with a language channel we used an LSTM with
 text embeddings as input"), given to the agent as word ids: the instruction is split at white
 space, each word hashed into ids 1..`vocabulary_size - 1` (0 pads), and cut or padded to
 `instruction_length` words. Levels without language give an empty instruction (all 0), so every
-DMLab-30 level has the same observation: {'pixels': frame, 'instruction': ids}.
+level has the same observation: {'pixels': frame, 'instruction': ids}.
 
 Actions: the 9 of table D.2, each repeated for 4 frames (table D.3) by one
 `Lab.step(action, num_steps=4)`. Rewards are the level's raw rewards summed over the repeat;
-clipping (figure D.1's optimistic asymmetric clipping) belongs to the learner's loss.
+clipping (figure D.1's optimistic asymmetric clipping for DMLab-30, [-1, 1] for single tasks:
+table D.3) belongs to the learner's loss.
 
 Levels are DMLab-30's by any paper spelling (`environments.names`), loaded as
-'contributed/dmlab30/<level>'. Training uses the `_train` variant of the two train/test pairs;
-evaluation (`evaluation=True`) the `_test` variant with the settings scalable_agent evaluates
-with: `allowHoldOutLevels` and the evaluation `mixerSeed` 0x600D5EED.
+'contributed/dmlab30/<level>', and the classic levels of IMPALA's single-task experiments
+(sec. 5.2: seekavoid_arena_01), loaded by their bare names (`level_path`). Training uses the
+`_train` variant of the two train/test pairs; evaluation (`evaluation=True`) the `_test`
+variant with the settings scalable_agent evaluates with: `allowHoldOutLevels` and the
+evaluation `mixerSeed` 0x600D5EED.
 
 Episodes end at the level's own time limit (or its own end). The module offers no observation
 after the end (`observations()` raises once `is_running()` is False), so the end is a
@@ -30,6 +34,12 @@ from dm_env import specs
 from environments import names
 
 LEVEL_PREFIX = 'contributed/dmlab30/'
+
+
+def level_path(level: str) -> str:
+    """The name `deepmind_lab.Lab` loads `level` (DeepMind Lab's name) by: DMLab-30's levels
+    live in game_scripts/levels/contributed/dmlab30, the classic ones in game_scripts/levels."""
+    return level if level in names.DMLAB_CLASSIC else LEVEL_PREFIX + level
 
 # Table D.2: the action set of every DeepMind Lab experiment, in DeepMind Lab's native
 # [look left/right, look down/up, strafe left/right, move back/forward, fire, jump, crouch].
@@ -86,11 +96,12 @@ def encode_instruction(text: str, length: int, vocabulary_size: int) -> np.ndarr
 
 
 class DmLabEnvironment(dm_env.Environment):
-    """One DMLab-30 level; the defaults are IMPALA's (tables D.2 and D.3).
+    """One DeepMind Lab level; the defaults are IMPALA's (tables D.2 and D.3).
 
     Args:
-      level: a DMLab-30 level in any paper spelling; trained on in its `_train` variant, or
-        evaluated in its `_test` variant with `evaluation=True`.
+      level: a DMLab-30 level or a classic one (`names.DMLAB_CLASSIC`) in any paper spelling;
+        trained on in its `_train` variant, or evaluated in its `_test` variant with
+        `evaluation=True` (a level without variants is its own).
       seed: seeds each episode's `Lab.reset(seed=...)`; None for a random one.
       action_repeat, width, height: table D.3.
       instruction_length, vocabulary_size: the word ids of the language channel.
@@ -104,14 +115,14 @@ class DmLabEnvironment(dm_env.Environment):
                  instruction_length=16, vocabulary_size=1000, evaluation=False,
                  dataset_path='', renderer='software'):
         deepmind_lab = import_deepmind_lab()
-        self.level = (names.dmlab_test_level(level) if evaluation
-                      else names.dmlab_train_level(level))
+        self.level = (names.dmlab_test_level(level, classic=True) if evaluation
+                      else names.dmlab_train_level(level, classic=True))
         config = {'width': str(width), 'height': str(height), 'logLevel': 'WARN'}
         if dataset_path:
             config['datasetPath'] = dataset_path
         if evaluation:
             config.update(allowHoldOutLevels='true', mixerSeed=str(EVALUATION_MIXER_SEED))
-        self._lab = deepmind_lab.Lab(LEVEL_PREFIX + self.level, ['RGB_INTERLEAVED', 'INSTR'],
+        self._lab = deepmind_lab.Lab(level_path(self.level), ['RGB_INTERLEAVED', 'INSTR'],
                                      config=config, renderer=renderer)
         self._rng = np.random.default_rng(seed)
         self._action_repeat = action_repeat
@@ -174,15 +185,16 @@ def from_config(config, level: str, seed: int, evaluation=None) -> DmLabEnvironm
 
 
 class DmLabExperiment:
-    """The DMLab side of a multi-task experiment's builder: its levels (the config's `tasks`,
-    IMPALA sec. 5.3.1), their environments and shapes."""
+    """The DMLab side of a builder: its levels (the config's `tasks`: DMLab-30's of the
+    multi-task agent, IMPALA sec. 5.3.1, or the one level of a single-task agent, sec. 5.2),
+    their environments and shapes. The experiments' checks say which levels each accepts."""
 
     def __init__(self, config):
         self.config = config
 
     def tasks(self) -> tuple[str, ...]:
         """The levels trained on, by DeepMind Lab's names of their training variants."""
-        return names.task_list(self.config.tasks, names.dmlab_train_level)
+        return names.task_list(self.config.tasks, names.dmlab_classic_train_level)
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> DmLabEnvironment:
         """Level `task` (default: the first) for training, or under an evaluation protocol."""
@@ -190,7 +202,7 @@ class DmLabExperiment:
 
     def reported_task(self, task: str) -> str:
         """The name a level's evaluation is reported under: its test variant (table B.1)."""
-        return names.dmlab_test_level(task)
+        return names.dmlab_test_level(task, classic=True)
 
     @property
     def num_actions(self) -> int:

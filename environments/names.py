@@ -4,6 +4,9 @@ Atari: the 57 games of IMPALA appendix C (table C.1), Ape-X table 2, Reactor tab
 appendix C (table 2), named by their ALE ROM ids (`ale_py.roms.get_all_rom_ids()`). The papers
 spell them `montezuma_revenge`, "Montezuma's Revenge", `MontezumaRevenge`, "Kung-Fu Master"...;
 `atari_rom_id` resolves every spelling by normalisation plus `ATARI_ALIASES`.
+
+DeepMind Lab: the 30 levels of DMLab-30 (IMPALA appendix B, table B.1) and the classic levels of
+`DMLAB_CLASSIC` that IMPALA's single-task experiments add (sec. 5.2), by DeepMind Lab's names.
 """
 import difflib
 import re
@@ -79,33 +82,53 @@ DMLAB_ALIASES = {
     'pyschlab_visual_search': 'psychlab_visual_search',
 }
 
+# The classic DeepMind Lab levels IMPALA trains single-task agents on (sec. 5.2: table 1's
+# task 1, table 2's task 5), outside DMLab-30: game_scripts/levels/<level>.lua, loaded by the
+# bare name (environments/dmlab.level_path).
+DMLAB_CLASSIC = ('seekavoid_arena_01',)
+
 _DMLAB_BY_KEY = {**{level: level for level in DMLAB30 + DMLAB30_TRAIN}, **DMLAB_ALIASES}
+_CLASSIC_BY_KEY = {level: level for level in DMLAB_CLASSIC}
 
 
-def dmlab_level_name(name):
-    """DeepMind Lab's name of a DMLab-30 level (train and test variants kept apart)."""
+def dmlab_level_name(name, *, classic=False):
+    """DeepMind Lab's name of a DMLab-30 level (train and test variants kept apart), or with
+    `classic` also of a classic level of `DMLAB_CLASSIC`; ValueError with near matches if
+    unknown. Spellings: any case, spaces or hyphens for underscores, DMLab-30's path prefix."""
+    known = {**_DMLAB_BY_KEY, **_CLASSIC_BY_KEY} if classic else _DMLAB_BY_KEY
     key = re.sub(r'[\s-]+', '_', name.strip().lower()).removeprefix('contributed/dmlab30/')
-    level = _DMLAB_BY_KEY.get(key)
+    level = known.get(key)
     if level is None:
-        near = difflib.get_close_matches(key, _DMLAB_BY_KEY, n=3, cutoff=0.6)
-        hint = ', '.join(dict.fromkeys(_DMLAB_BY_KEY[k] for k in near))
+        near = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+        hint = ', '.join(dict.fromkeys(known[k] for k in near))
         hint = f'; did you mean: {hint}?' if hint else ''
+        if classic:
+            raise ValueError(f'unknown DeepMind Lab level {name!r}{hint} (see '
+                             f'environments/names.py for the 30 DMLab-30 levels and '
+                             f'{", ".join(DMLAB_CLASSIC)})')
         raise ValueError(f'unknown DMLab-30 level {name!r}{hint} '
                          '(see environments/names.py for the 30 levels)')
     return level
 
 
-def dmlab_test_level(name):
+def dmlab_test_level(name, *, classic=False):
     """The variant of a DMLab-30 level that IMPALA evaluates (table 3: "evaluated on the test
-    tasks"): the `_test` level of a train/test pair, the level itself otherwise."""
-    level = dmlab_level_name(name)
+    tasks"): the `_test` level of a train/test pair, the level itself otherwise (`classic`
+    levels included)."""
+    level = dmlab_level_name(name, classic=classic)
     return level.removesuffix('_train') + '_test' if level.endswith('_train') else level
 
 
-def dmlab_train_level(name):
-    """The variant of a DMLab-30 level that agents train on (the `_train` level of a pair)."""
-    level = dmlab_level_name(name)
+def dmlab_train_level(name, *, classic=False):
+    """The variant of a DMLab-30 level that agents train on (the `_train` level of a pair);
+    a `classic` level is its own."""
+    level = dmlab_level_name(name, classic=classic)
     return level.removesuffix('_test') + '_train' if level.endswith('_test') else level
+
+
+def dmlab_classic_train_level(name):
+    """`dmlab_train_level` of any level IMPALA trains on: DMLab-30's and `DMLAB_CLASSIC`."""
+    return dmlab_train_level(name, classic=True)
 
 
 # Task lists of the multi-task agents (IMPALA sec. 5.3): a suite's name, or names joined by
@@ -115,7 +138,7 @@ SUITES = {'atari57': ATARI57, 'dmlab30': DMLAB30_TRAIN}
 
 def task_list(spec, resolve):
     """The tasks `spec` names: 'atari57', 'dmlab30', or 'name,name,...' resolved one by one by
-    `resolve` (`atari_rom_id`, `dmlab_train_level`); ValueError for an unknown or repeated
+    `resolve` (`atari_rom_id`, `dmlab_train_level`, ...); ValueError for an unknown or repeated
     name, or an empty list."""
     if spec in SUITES:
         return tuple(resolve(name) for name in SUITES[spec])

@@ -123,7 +123,7 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
     if protocol.from_training:
-        game = config.game if 'game' in config else config.task
+        game = _trained_game(config, protocol.name)
         results, frames = training_episodes(run_dir, episodes,
                                             before_frames or config.total_frames)
         print(f'[evaluate] {game}: the last {len(results)} training episodes before '
@@ -143,6 +143,17 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
         results[game] = run_episodes(builder, network, protocol, episodes,
                                      seed=10_000_019 + frames + 1_000 * i, task=task)
     return _write_rows(run_dir, protocol, frames, results)
+
+
+def _trained_game(config, protocol: str) -> str:
+    """The one game (task, level) a run scored on its training games trained on."""
+    if 'game' in config or 'task' in config:
+        return config.game if 'game' in config else config.task
+    tasks = builder_for(config).tasks()
+    if len(tasks) != 1:
+        raise configs.ConfigError(f'protocol {protocol} scores the training games '
+                                  f'of one task; this run trained on {len(tasks)}')
+    return tasks[0]
 
 
 def _write_rows(run_dir: str, protocol, frames: int,

@@ -51,6 +51,11 @@ _REGISTRY = {
                        'ImpalaDmLab30Builder', 'tasks', 'impala',
                        {'presets': 'DMLAB30_PRESETS', 'check': 'check_dmlab30',
                         'fixed_on_resume': 'DMLAB30_FIXED_ON_RESUME'}),
+    # One level (IMPALA sec. 5.2): the DMLab-30 builder with a `tasks` of one level.
+    'impala_dmlab': ('agents.impala.config', 'dmlab', 'agents.impala.builder',
+                     'ImpalaDmLab30Builder', 'tasks', 'impala_dmlab',
+                     {'presets': 'DMLAB_PRESETS', 'check': 'check_dmlab',
+                      'fixed_on_resume': 'DMLAB_FIXED_ON_RESUME'}),
 }
 
 NAMES = tuple(_REGISTRY)

@@ -1,27 +1,39 @@
 """IMPALA's off-policy correction study (sec. 5.2.2, table 2): V-trace, 1-step importance
 sampling, epsilon-correction and No-correction, each without and with experience replay.
 
+  python -m launch.impala_correction_study --level=rooms_watermaze   # table 2's column 1
+  python -m launch.impala_correction_study --level=seekavoid_arena_01 --preset=quick
   python -m launch.impala_correction_study --game=pong --preset=quick \\
-      --config.total_frames=300000                      # the 8 runs, then table 2's layout
-  python -m launch.impala_correction_study --corrections=vtrace,none --replay=with
+      --config.total_frames=300000                      # an Atari game instead of DMLab
+  python -m launch.impala_correction_study --level=rooms_watermaze --corrections=vtrace,none \\
+      --replay=with
 
-Each cell of the grid is an ordinary run of launch/impala_atari.py in RUN_DIR/<correction>
+The paper runs the study on 5 DeepMind Lab tasks (rooms_watermaze, rooms_keys_doors_puzzle,
+lasertag_three_opponents_small, explore_goal_locations_small, seekavoid_arena_01), one level
+at a time: --level=LEVEL runs it on one of them (or any other DMLab level) through
+launch/impala_dmlab.py, and its table sits beside table 2's column for that level. Without
+--level, --game=GAME (default pong) runs it on an Atari game through launch/impala_atari.py,
+beside all 5 of table 2's columns, and the table says it stands in for them. --game and
+--level together are a one-line error.
+
+Each cell of the grid is an ordinary run of that program in RUN_DIR/<correction>
 (RUN_DIR/<correction>_replay with replay), one after the other, with
 --config.off_policy_correction set (agents/ops/off_policy.py) and, with replay,
 --config.replay_proportion=0.5: "we draw 50% of the items in each batch uniformly at random
 from the replay buffer" (sec. 5.2.2), a uniform FIFO replay of 10,000 trajectories (table D.3,
---config.replay_capacity). Every other flag (--game, --preset, --config.<field>, the
-launcher's) goes to every run. Re-running resumes: a finished run (one with an evaluation.csv)
-is skipped, an unfinished one resumes from its checkpoint. At the end the study prints each
-run's evaluation and final training return beside the paper's table 2 and writes them to
-RUN_DIR/table_2.md and RUN_DIR/table_2.csv.
-
-The paper runs the study on 5 DeepMind Lab tasks. There is no DMLab program here yet, so the
-study runs on an Atari game, and its table says so.
+--config.replay_capacity). Every other flag (--game or --level, --preset, --config.<field>
+of that program's config, the launcher's) goes to every run. Re-running resumes: a finished
+run (one with an evaluation.csv) is skipped, an unfinished one resumes from its checkpoint. At
+the end the study prints each run's evaluation and final training return beside the paper's
+table 2 and writes them to RUN_DIR/table_2.md and RUN_DIR/table_2.csv. A DMLab run's
+"evaluation" is its training return too (protocol impala_dmlab_training): table 2 reports the
+"average final return" of training. The paper's cells are the mean of the 3 best of 24
+hyperparameter sets (sec. 5.2); each of ours is one set.
 """
 import csv
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 
@@ -33,11 +45,22 @@ from agents.ops import off_policy
 from launch import configs
 from launch import experiments
 from launch import program
+from paper_tables import protocols
 from paper_tables import runs
 from paper_tables import tables
 
-EXPERIMENT = 'impala_atari'
-SUB_RUN_MODULE = 'launch.impala_atari'
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+    """Where the study runs: the experiment and program of its sub-runs, and their target."""
+    name: str           # as the table names it
+    experiment: str     # launch/experiments.py
+    module: str         # the program each sub-run is
+    flag: str           # the program's flag naming the game or level
+
+
+ATARI = Environment('the Atari game', 'impala_atari', 'launch.impala_atari', 'game')
+DMLAB = Environment('the DeepMind Lab level', 'impala_dmlab', 'launch.impala_dmlab', 'level')
 PAPER_TABLE = 'impala_table_2_off_policy.csv'
 REPLAY_SETTINGS = ('without', 'with')   # table 2's "Without Replay" and "With Replay"
 REPLAY_PROPORTION = 0.5                 # sec. 5.2.2: "50% of the items in each batch"
@@ -49,13 +72,25 @@ STUDY_FIELDS = ('off_policy_correction', 'replay_proportion')
 OWN_FLAGS = ('run_dir', 'corrections', 'replay')
 
 
+def environment_of(argv) -> Environment:
+    """DMLAB where `argv` names --level (in any of absl's forms), else ATARI: which program's
+    --config the command line holds, known before flags are parsed."""
+    return DMLAB if any(re.match(r'^--?level(=|$)', arg) for arg in argv[1:]) else ATARI
+
+
 def define_flags() -> dict:
-    """The study's own flags and the runs' --game and --config (launch/program.py defines the
-    rest). Defined when the program runs, not at import: tests import this module."""
+    """The study's own flags and the runs' --game, --level and --config (launch/program.py
+    defines the rest): --config is the paper config of the program --level or --game chooses.
+    Defined when the program runs, not at import: tests import this module."""
+    environment = environment_of(sys.argv)
     return dict(
+        environment=environment,
         game=flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: '
-                                 'pong).'),
-        config=program.define_config(EXPERIMENT, '--config.total_frames=300000'),
+                                 'pong): the study on Atari, through launch/impala_atari.py.'),
+        level=flags.DEFINE_string('level', None, 'DeepMind Lab level, any paper spelling '
+                                  '(--level= alone: seekavoid_arena_01): the study on DMLab, '
+                                  'through launch/impala_dmlab.py.'),
+        config=program.define_config(environment.experiment, '--config.total_frames=300000'),
         corrections=flags.DEFINE_list(
             'corrections', list(off_policy.CORRECTIONS),
             'Off-policy corrections to run: ' + ', '.join(off_policy.CORRECTIONS)
@@ -113,9 +148,10 @@ def forwarded_args(argv) -> list[str]:
     return kept
 
 
-def check_plan(plan, *, preset, flag_config, argv, game, role='local', sweep=None) -> None:
+def check_plan(plan, *, preset, flag_config, argv, target, environment=ATARI, role='local',
+               sweep=None) -> None:
     """Every run's config resolved and checked as its program will (launch/program.py), so that
-    bad input is one line before any process starts."""
+    bad input is one line before any process starts. `target`: the --game or --level given."""
     overridden = [field for field in configs.overridden_fields(argv) if field in STUDY_FIELDS]
     if overridden:
         raise ConfigError(f'--config.{overridden[0]} is what the study varies: use '
@@ -123,10 +159,15 @@ def check_plan(plan, *, preset, flag_config, argv, game, role='local', sweep=Non
     if role != 'local' or sweep is not None:
         raise ConfigError('the study launches each of its runs here: --role and --sweep are '
                           'not for it')
-    spec = experiments.get(EXPERIMENT)
+    spec = experiments.get(environment.experiment)
     for sub_run in plan:
+        if os.path.exists(os.path.join(sub_run.run_dir, configs.CONFIG_FILE)):
+            saved = configs.load(sub_run.run_dir).experiment
+            if saved != spec.name:
+                raise ConfigError(f'{sub_run.run_dir} holds a run of {saved}, not of '
+                                  f'{spec.name}: choose another --run_dir')
         config = configs.resolve(experiment=spec, preset=preset, flag_config=flag_config,
-                                 argv=argv, run_dir=sub_run.run_dir, target=game)
+                                 argv=argv, run_dir=sub_run.run_dir, target=target)
         config.off_policy_correction = sub_run.correction
         config.replay_proportion = REPLAY_PROPORTION if sub_run.replay == 'with' else 0.0
         spec.check(config)
@@ -136,12 +177,12 @@ def check_plan(plan, *, preset, flag_config, argv, game, role='local', sweep=Non
                               f'study is one learner')
 
 
-def run_sub_run(sub_run: SubRun, forwarded) -> None:
+def run_sub_run(sub_run: SubRun, forwarded, environment=ATARI) -> None:
     """Trains and evaluates one run, its output on this console; a ConfigError if it fails."""
     if sub_run.finished():
         print(f'[study] {sub_run.run_dir}: finished before, skipped', flush=True)
         return
-    command = [sys.executable, '-m', SUB_RUN_MODULE, *forwarded, *sub_run.overrides()]
+    command = [sys.executable, '-m', environment.module, *forwarded, *sub_run.overrides()]
     print(f'[study] {" ".join(command[1:])}', flush=True)
     code = subprocess.run(command, check=False).returncode
     if code != 0:
@@ -183,32 +224,46 @@ def results_of(plan) -> dict:
     return found
 
 
-def table_2(plan, results) -> str:
-    """Markdown in table 2's layout: our runs beside the paper's five DMLab tasks."""
+def table_2(plan, results, environment=ATARI) -> str:
+    """Markdown in table 2's layout: our runs beside the paper's column for our DMLab level, or
+    beside all five DMLab tasks when ours is an Atari game (or a level table 2 does not have)."""
     paper = tables.load(PAPER_TABLE)
     tasks = paper.columns[2:]
-    games = sorted({r.game for r in results.values()})
+    ours = sorted({r.game for r in results.values()})
     first = next(iter(results.values()))
+    where = f'{environment.name} {", ".join(ours)}'
+    shown = [task for task in tasks if task in ours]
+    if environment is not DMLAB:
+        shown, where = tasks, f'{where}, standing in for the paper\'s DMLab tasks'
+    elif shown:
+        where += ', beside table 2\'s column for it'
+    else:
+        shown, where = tasks, f'{where}, which is not one of table 2\'s tasks'
+    if protocols.get_protocol(first.protocol).from_training:
+        evaluation = (f'"evaluation": mean return of the last {first.episodes} training games '
+                      f'(protocol {first.protocol}: table 2 reports training returns)')
+    else:
+        evaluation = (f'"evaluation": mean score of the evaluation (protocol {first.protocol}, '
+                      f'{first.episodes} episodes) of the final checkpoint')
     lines = [
         '# IMPALA table 2 (sec. 5.2.2): off-policy corrections without and with replay', '',
-        f'Ours: the Atari game {", ".join(games)}, standing in for the paper\'s DMLab tasks '
-        '(no DMLab program here yet). "evaluation": mean score of the evaluation '
-        f'(protocol {first.protocol}, {first.episodes} episodes) of the final checkpoint; '
-        f'"training": mean return of the last {LAST_TRAINING_EPISODES} training games. '
-        f'Paper: average final return over the 3 best of 24 hyperparameter sets on 5 DMLab '
-        f'tasks (`paper_tables/data/{PAPER_TABLE}`).', '',
+        f'Ours: {where}; one hyperparameter set per cell. {evaluation}; "training": mean '
+        f'return of the last {LAST_TRAINING_EPISODES} training games. Paper: average final '
+        f'return over the 3 best of 24 hyperparameter sets on 5 DMLab tasks '
+        f'(`paper_tables/data/{PAPER_TABLE}`).', '',
         '| replay | correction | frames | ours, evaluation | ours, training | '
-        + ' | '.join(f'paper, {task}' for task in tasks) + ' |',
-        '|---|---|---|---|---|' + '---|' * len(tasks)]
+        + ' | '.join(f'paper, {task}' for task in shown) + ' |',
+        '|---|---|---|---|---|' + '---|' * len(shown)]
     for sub_run in plan:
         label = LABELS[sub_run.correction]
         row = next(r for r in paper.rows
                    if (r['replay'], r['correction']) == (sub_run.replay, label))
-        ours = results.get(sub_run)
-        cells = (['-', 'no evaluation', '-'] if ours is None else
-                 [f'{ours.frames:,}', f'{ours.evaluation:.1f}', _number(ours.training)])
+        found = results.get(sub_run)
+        cells = (['-', 'no evaluation', '-'] if found is None else
+                 [f'{found.frames:,}', f'{found.evaluation:.1f}',
+                  _number(found.training)])
         lines.append(f'| {sub_run.replay} | {label} | ' + ' | '.join(cells) + ' | '
-                     + ' | '.join(_number(row[task]) for task in tasks) + ' |')
+                     + ' | '.join(_number(row[task]) for task in shown) + ' |')
     return '\n'.join(lines) + '\n'
 
 
@@ -216,35 +271,43 @@ def _number(value) -> str:
     return '-' if value is None else f'{value:.1f}'
 
 
-def write_results(run_dir: str, plan, results) -> str:
+def write_results(run_dir: str, plan, results, environment=ATARI) -> str:
     """Prints table 2's layout and writes it to RUN_DIR/table_2.md and table_2.csv."""
-    markdown = table_2(plan, results)
+    markdown = table_2(plan, results, environment)
     print(markdown, end='', flush=True)
     with open(os.path.join(run_dir, 'table_2.md'), 'w') as f:
         f.write(markdown)
     with open(os.path.join(run_dir, 'table_2.csv'), 'w', newline='') as f:
         writer = csv.writer(f)
-        writer.writerow(['replay', 'correction', 'game', 'frames', 'evaluation', 'episodes',
-                         'training'])
+        writer.writerow(['replay', 'correction', 'environment', 'game', 'frames',
+                         'evaluation', 'protocol', 'episodes', 'training'])
         for sub_run, ours in results.items():
-            writer.writerow([sub_run.replay, LABELS[sub_run.correction], ours.game, ours.frames,
-                             ours.evaluation, ours.episodes, ours.training])
+            writer.writerow([sub_run.replay, LABELS[sub_run.correction], environment.flag,
+                             ours.game, ours.frames, ours.evaluation, ours.protocol,
+                             ours.episodes, ours.training])
     return markdown
 
 
 def study(argv, own: dict) -> None:
     """Checks the whole grid, runs what is not finished, one run at a time, and reports."""
     given = flags.FLAGS
-    game = own['game'].value or experiments.get(EXPERIMENT).paper_config().game
-    run_dir = given['run_dir'].value or os.path.join('runs', f'impala_correction_study_{game}')
+    environment = own['environment']
+    if own['game'].value and own['level'].value:
+        raise ConfigError('--game and --level both given: the study runs on an Atari game '
+                          '(--game) or on a DeepMind Lab level (--level), not both')
+    target = own[environment.flag].value
+    spec = experiments.get(environment.experiment)
+    name = target or spec.paper_config()[spec.target_field]
+    run_dir = given['run_dir'].value or os.path.join('runs', f'impala_correction_study_{name}')
     plan = sub_runs(run_dir, own['corrections'].value, own['replay'].value)
     check_plan(plan, preset=given['preset'].value, flag_config=own['config'].value, argv=argv,
-               game=own['game'].value, role=given['role'].value, sweep=given['sweep'].value)
+               target=target, environment=environment, role=given['role'].value,
+               sweep=given['sweep'].value)
     os.makedirs(run_dir, exist_ok=True)
     forwarded = forwarded_args(argv)
     for sub_run in plan:
-        run_sub_run(sub_run, forwarded)
-    write_results(run_dir, plan, results_of(plan))
+        run_sub_run(sub_run, forwarded, environment)
+    write_results(run_dir, plan, results_of(plan), environment)
 
 
 def main(argv, own: dict):

@@ -68,8 +68,18 @@ DEFAULT_TABLES = {
 }
 
 
+# Experiments whose paper results are not a per-game table, and where they are compared.
+ELSEWHERE = {
+    'impala_dmlab': 'IMPALA reports single-level runs as table 2, a grid of off-policy '
+                    'corrections: launch/impala_correction_study.py --level=LEVEL sets runs '
+                    'beside it',
+}
+
+
 def default_table(experiment):
     """(paper, table) for runs of `experiment`; one-line ValueError if it has none."""
+    if experiment in ELSEWHERE:
+        raise ValueError(f'no per-level paper table for {experiment}: {ELSEWHERE[experiment]}')
     if experiment not in DEFAULT_TABLES:
         raise ValueError(f'no default paper table for experiment {experiment!r}: pass --paper '
                          f'and --table (defaults exist for {", ".join(DEFAULT_TABLES)})')

@@ -14,8 +14,9 @@ class EvalProtocol:
     """One paper table's evaluation setting.
 
     action_set is 'minimal' (game-specific ALE set), 'full' (all 18 Atari actions), 'dmlab9'
-    (the 9 DeepMind Lab actions of IMPALA table D.2) or 'continuous' (a control task's own). max_episode_frames = 0 means the
-    environment's own episode end is the only limit (DMLab levels have a fixed duration).
+    (the 9 DeepMind Lab actions of IMPALA table D.2) or 'continuous' (a control task's own).
+    max_episode_frames = 0 means the environment's own episode end is the only limit (DMLab
+    levels have a fixed duration).
     """
     name: str                # e.g. 'impala_atari_noop'
     paper: str               # 'impala' | 'apex' | 'laser' | 'reactor'
@@ -48,6 +49,13 @@ _PROTOCOLS = (
     EvalProtocol(name='impala_dmlab30_test', paper='impala', table='B.1 and 3',
                  episodes=500, noop_max=0, max_episode_frames=0,
                  action_set='dmlab9', epsilon=0.0, human_starts=False),
+    # IMPALA table 2 (sec. 5.2.2) and figure 4: single-level agents scored by their "average
+    # final return", a training return (the table's data file: "protocol: none"), so the mean
+    # of the last training games, as the runs are logged. Assumption (not stated): the last
+    # 100, LASER app. C's count for the same measure.
+    EvalProtocol(name='impala_dmlab_training', paper='impala', table='2 and figure 4',
+                 episodes=100, noop_max=0, max_episode_frames=0, action_set='dmlab9',
+                 epsilon=0.0, human_starts=False, from_training=True),
     # Ape-X table 2, the no-op starts regime of DQN (sec. 4.1): 1-30 no-ops. Table 2's caption
     # says the evaluation episode cap is longer than training's 50,000 frames; 108k (30
     # minutes) is the standard. Assumptions (not stated in the paper): 100 episodes, the

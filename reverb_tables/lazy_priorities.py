@@ -500,17 +500,20 @@ class LazyReplay:
             info, _ = next(self._draws(self._prioritized, 1))
             self._check_draw(info)
 
-    def _check_draw(self, info) -> None:
+    def _check_draw(self, info, expected: float | None = None) -> None:
         """The registered (not pending) items of the table a draw came from, as its info tells
-        (table size; total priority = priority / probability), against the bookkeeping."""
+        (table size; total priority = priority / probability), against the bookkeeping
+        (`expected`: its total, where the caller has it)."""
         table_total = info.priority / info.probability
         pending = round(table_total / PENDING_PRIORITY)
         self._check_registered(int(info.table_size) - pending,
                                table_total - pending * PENDING_PRIORITY,
-                               rounding=1e-12 * table_total)
+                               rounding=1e-12 * table_total, expected=expected)
 
-    def _check_registered(self, count: int, total: float, rounding: float = 0.0) -> None:
-        registered, expected = len(self._lazy), self._lazy.total()
+    def _check_registered(self, count: int, total: float, rounding: float = 0.0,
+                          expected: float | None = None) -> None:
+        registered = len(self._lazy)
+        expected = self._lazy.total() if expected is None else expected
         if count != registered or abs(total - expected) > 1e-6 * expected + rounding + 1e-3:
             raise ReplayDivergedError(
                 f'{self._prioritized} holds {count} registered items summing to {total:.6g}, '
@@ -547,7 +550,7 @@ class LazyReplay:
         bookkeeping's, except in a full table, whose FIFO may have dropped registered items
         that registration is about to prune (module docstring, "Removal")."""
         if info.table_size < self._max_size:
-            self._check_draw(info)
+            self._check_draw(info, total)
         if info.priority == PENDING_PRIORITY:
             return 'pending'
         table_total = info.priority / info.probability

@@ -2,6 +2,7 @@
 exit non-zero with one line saying what is wrong (absl's own flag errors: two), no traceback,
 and nothing written to the run directory. One table; the cases run two at a time."""
 import concurrent.futures
+import importlib.util
 import os
 import subprocess
 import sys
@@ -23,6 +24,9 @@ CASES = [
     ('launch.apex_dpg_control', ['--task=cartpole_swingupp'],
      "error: unknown dm_control task 'cartpole_swingupp'"),
     ('launch.reactor_atari', ['--game=breakot'], "error: unknown Atari game 'breakot'"),
+    ('launch.impala_dmlab', ['--level=rooms_watermase'],
+     "error: --level: unknown DeepMind Lab level 'rooms_watermase'; did you mean: "
+     'rooms_watermaze?'),
     ('launch.impala_atari', ['--preset=huge'], "error: unknown --preset='huge'; choose one of: "
      'paper, quick, tiny'),
     ('launch.laser_atari', ['--sweep=large'], "error: unknown sweep 'large': name one of paper, "
@@ -111,7 +115,15 @@ CASES = [
     ('paper_tables.compare', ['TMP/nowhere'], 'error: TMP/nowhere: not a run directory'),
     ('paper_tables.compare', ['TMP/corrupt_run'],
      'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
+    # The correction study (table 2) on Atari or on DeepMind Lab.
+    ('launch.impala_correction_study', ['--game=pong', '--level=rooms_watermaze'],
+     'error: --game and --level both given: the study runs on an Atari game (--game) or on a '
+     'DeepMind Lab level (--level), not both'),
 ]
+if importlib.util.find_spec('deepmind_lab') is None:     # unless a real one is installed
+    CASES.append(('launch.impala_correction_study', ['--level=seekavoid_arena_01'],
+                  'error: DeepMind Lab is not installed (the Python module deepmind_lab has no '
+                  'wheel); build it from https://github.com/deepmind/lab'))
 
 
 def _command(program, args, tmp):
@@ -148,7 +160,8 @@ def test_the_table_covers_every_program():
     assert len(CASES) >= 25
     assert programs >= {'launch.impala_atari', 'launch.apex_dqn_atari', 'launch.apex_dpg_control',
                         'launch.laser_atari', 'launch.reactor_atari', 'launch.evaluate',
-                        'paper_tables.compare'}
+                        'paper_tables.compare', 'launch.impala_dmlab',
+                        'launch.impala_correction_study'}
 
 
 @pytest.mark.parametrize('index', range(len(CASES)),

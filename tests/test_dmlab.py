@@ -107,6 +107,58 @@ def test_the_thirty_levels_are_appendix_b(lab):
     assert config.num_actors * config.envs_per_actor == 150           # sec. 5.3.1, 5 per level
 
 
+def test_seekavoid_arena_is_a_classic_level(lab):
+    """IMPALA sec. 5.2's fifth task is no DMLab-30 level: DeepMind Lab loads it by its bare
+    name (game_scripts/levels/seekavoid_arena_01.lua), and only the single-level agent takes
+    it."""
+    del lab
+    import deepmind_lab  # pylint: disable=import-outside-toplevel
+    env = dmlab.DmLabEnvironment('Seekavoid Arena 01', seed=0)
+    assert env._lab.level == 'seekavoid_arena_01'
+    assert env.reset().first() and not env.reset().observation['instruction'].any()
+    test = dmlab.DmLabEnvironment('seekavoid_arena_01', seed=0, evaluation=True)
+    assert test._lab.level == 'seekavoid_arena_01'
+    with pytest.raises(RuntimeError, match='Could not find level'):
+        deepmind_lab.Lab(dmlab.LEVEL_PREFIX + 'seekavoid_arena_01', ['RGB_INTERLEAVED'], {})
+    assert names.dmlab_train_level('seekavoid_arena_01', classic=True) == 'seekavoid_arena_01'
+    with pytest.raises(ValueError, match="unknown DMLab-30 level 'seekavoid_arena_01'"):
+        names.dmlab_level_name('seekavoid_arena_01')
+    with pytest.raises(ValueError, match='; did you mean: seekavoid_arena_01?'):
+        names.dmlab_level_name('seekavoid_arena_1', classic=True)
+    dmlab30 = impala_config.dmlab30_tiny(impala_config.dmlab30())
+    dmlab30.tasks = 'seekavoid_arena_01'
+    with pytest.raises(ConfigError, match="^--tasks: unknown DMLab-30 level"):
+        impala_config.check_dmlab30(dmlab30)
+
+
+def test_the_single_level_agent_is_section_5_2(lab):
+    """impala_dmlab: one level, figure 3's shallow net with its LSTM, table D.3's single-task
+    reward clipping, table 1's 48 actors, no PBT; one-line errors for what it refuses."""
+    del lab
+    experiment = experiments.get('impala_dmlab')
+    config = experiment.paper_config()
+    assert (config.torso, config.core, config.reward_clipping, config.reward_clip) == (
+        'shallow', 'lstm', 'symmetric', 1.0)                          # fig. 3, table D.3
+    assert (config.unroll_length, config.width, config.height) == (100, 96, 72)   # table D.3
+    assert config.num_actors * config.envs_per_actor == 48 and config.pbt_population == 0
+    assert config.tasks == 'seekavoid_arena_01' and config.replay_capacity == 10_000
+    for preset in ('paper', 'quick', 'tiny'):
+        experiment.check(experiment.presets[preset](experiment.paper_config()))
+    builder = experiment.builder(experiment.presets['tiny'](config))
+    assert builder.tasks() == ('seekavoid_arena_01',)
+    for tasks, pbt, message in [
+            ('rooms_watermase', 0, "--level: unknown DeepMind Lab level 'rooms_watermase'; did "
+                                   "you mean: rooms_watermaze?"),
+            ('dmlab30', 0, '--level=dmlab30 names 30 levels: impala_dmlab trains on one'),
+            ('rooms_watermaze', 24, '--config.pbt_population=24: impala_dmlab trains with '
+                                    'fixed hyperparameters')]:
+        bad = experiment.presets['tiny'](experiment.paper_config())
+        bad.tasks, bad.pbt_population = tasks, pbt
+        with pytest.raises(ConfigError) as error:
+            experiment.check(bad)
+        assert str(error.value).startswith(message) and '\n' not in str(error.value)
+
+
 def test_instructions_reach_the_policy(lab):
     del lab
     config = impala_config.dmlab30_tiny(impala_config.dmlab30())

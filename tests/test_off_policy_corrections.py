@@ -1,6 +1,7 @@
 """IMPALA sec. 5.2.2's off-policy corrections and figure D.1's reward clipping, against numpy
 written from the paper's definitions; the identities that tell the corrections apart; and the
 correction study's program (launch/impala_correction_study.py)."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -248,14 +249,14 @@ def test_the_study_grid_and_what_it_forwards(tmp_path):
 @pytest.mark.parametrize('argv, overrides, kwargs, match', [
     (['--config.replay_proportion=0.5'], {}, {}, 'is what the study varies'),
     (['--config.batch_size=1'], {'batch_size': 1}, {}, 'each batch needs at least one'),
-    ([], {}, {'game': 'pongg'}, 'pong'),
+    ([], {}, {'target': 'pongg'}, 'pong'),
     ([], {}, {'role': 'learner'}, '--role and --sweep are not for it'),
     (['--config.num_learners=2'], {'num_learners': 2}, {}, 'each run of the study is one'),
 ])
 def test_the_study_checks_every_run_before_starting(tmp_path, argv, overrides, kwargs, match):
     plan = study.sub_runs(str(tmp_path), list(off_policy.CORRECTIONS), ['without', 'with'])
     arguments = dict(preset='tiny', flag_config=_config(**overrides), argv=['study', *argv],
-                     game='pong')
+                     target='pong')
     with pytest.raises(ConfigError, match=match) as error:
         study.check_plan(plan, **{**arguments, **kwargs})
     assert '\n' not in str(error.value)
@@ -280,3 +281,82 @@ def test_a_tiny_study_runs_writes_table_2_and_skips_what_is_finished(tmp_path, c
     assert 'Atari game pong' in table and table in done.stdout
     study.run_sub_run(plan[0], [])
     assert 'finished before, skipped' in capsys.readouterr().out
+
+
+# The study on DeepMind Lab (--level): the program each run is, the checks, the table beside
+# the level's column, and a tiny study of two runs through the fake deepmind_lab.
+
+FAKES = os.path.join(ROOT, 'tests', 'fakes')
+
+
+def test_the_level_flag_chooses_the_dmlab_program(tmp_path, monkeypatch):
+    assert study.environment_of(['study', '--game=pong']) is study.ATARI
+    for argv in (['study', '--level=rooms_watermaze'], ['study', '--level', 'x'],
+                 ['study', '-level=x']):
+        assert study.environment_of(argv) is study.DMLAB
+    assert study.environment_of(['study', '--levels=x']) is study.ATARI
+    plan = study.sub_runs(str(tmp_path), ['vtrace'], ['with'])
+    dmlab = impala_config.dmlab_tiny(impala_config.dmlab())
+    arguments = dict(preset='tiny', flag_config=dmlab, argv=['study'],
+                     environment=study.DMLAB)
+    with pytest.raises(ConfigError, match="^--level: unknown DeepMind Lab level 'rooms_watermase'"
+                       "; did you mean: rooms_watermaze?") as error:
+        study.check_plan(plan, target='rooms_watermase', **arguments)
+    assert '\n' not in str(error.value)
+    fake = importlib.util.spec_from_file_location('deepmind_lab',
+                                                  os.path.join(FAKES, 'deepmind_lab.py'))
+    module = importlib.util.module_from_spec(fake)
+    fake.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, 'deepmind_lab', module)   # with DeepMind Lab, it checks
+    study.check_plan(plan, target='Seekavoid Arena 01', **arguments)
+    assert not os.listdir(tmp_path)
+    os.makedirs(plan[0].run_dir)                 # an Atari study's run where DMLab's would go
+    with open(os.path.join(plan[0].run_dir, 'config.json'), 'w') as f:
+        f.write('{"experiment": "impala_atari", "game": "pong"}')
+    with pytest.raises(ConfigError, match='holds a run of impala_atari, not of impala_dmlab'):
+        study.check_plan(plan, target='seekavoid_arena_01', **arguments)
+
+
+def _result(game, frames=1000):
+    return study.Result(game, frames, 1.0, 1, 'impala_dmlab_training', 2.0)
+
+
+def test_a_level_outside_table_2_sits_beside_all_five_columns(tmp_path):
+    plan = study.sub_runs(str(tmp_path), ['none'], ['without'])
+    table = study.table_2(plan, {plan[0]: _result('rooms_select_nonmatching_object')},
+                          study.DMLAB)
+    assert "rooms_select_nonmatching_object, which is not one of table 2's tasks" in table
+    assert '| without | No-correction | 1,000 | 1.0 | 2.0 | 40.3 | 29.1 | 5.0 | 94.9 | 16.1 |' \
+        in table
+    assert 'mean return of the last 1 training games (protocol impala_dmlab_training' in table
+
+
+def test_a_tiny_dmlab_study_writes_table_2_beside_its_level(tmp_path):
+    """V-trace without and with replay on seekavoid_arena_01 (a classic level, loaded by its
+    bare name) through launch/impala_dmlab.py and the fake deepmind_lab."""
+    run_dir = str(tmp_path / 'study')
+    env = dict(ENV, PYTHONPATH=os.pathsep.join(filter(None, [FAKES, ENV.get('PYTHONPATH')])),
+               DEEPMIND_LAB_FAKE_EPISODE_FRAMES='40')
+    done = subprocess.run(
+        [sys.executable, '-m', 'launch.impala_correction_study', '--level=seekavoid_arena_01',
+         '--preset=tiny', f'--run_dir={run_dir}', '--corrections=vtrace',
+         '--replay=without,with', '--config.total_frames=400'],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count('-m launch.impala_dmlab --level=seekavoid_arena_01') == 2
+    for sub_run, proportion in zip(study.sub_runs(run_dir, ['vtrace'], ['without', 'with']),
+                                   ('0.0', '0.5')):
+        config = open(os.path.join(sub_run.run_dir, 'config.json')).read()
+        assert '"experiment": "impala_dmlab"' in config and '"torso": "shallow"' in config
+        assert '"tasks": "seekavoid_arena_01"' in config
+        assert f'"replay_proportion": {proportion}' in config
+    table = open(os.path.join(run_dir, 'table_2.md')).read()
+    assert "the DeepMind Lab level seekavoid_arena_01, beside table 2's column for it" in table
+    assert 'protocol impala_dmlab_training: table 2 reports training returns' in table
+    header, rows = table.splitlines()[4], table.splitlines()[6:]
+    assert header.endswith('| ours, training | paper, seekavoid_arena_01 |'), header
+    assert rows[0].startswith('| without | V-trace | ') and rows[0].endswith('| 43.8 |')
+    assert rows[1].startswith('| with | V-trace | ') and rows[1].endswith('| 46.9 |')
+    assert table in done.stdout
+    csv_rows = open(os.path.join(run_dir, 'table_2.csv')).read().splitlines()
+    assert csv_rows[1].startswith('without,V-trace,level,seekavoid_arena_01,')

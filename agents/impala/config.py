@@ -236,6 +236,37 @@ def dmlab30() -> ml_collections.ConfigDict:
     return c
 
 
+def dmlab() -> ml_collections.ConfigDict:
+    """IMPALA on one DeepMind Lab level (sec. 5.2: the single-task agents of figure 4 and of
+    tables 1 and 2): figure 3's shallow network with its LSTM core, trained on the level alone
+    with one set of hyperparameters. The paper sweeps 24 sets drawn from table D.1 (sec. 5.2)
+    and reports the 3 best; a run here is one set, the rest fixed by table D.3. Everything not
+    set below is DMLab-30's (`dmlab30`): frame size, actions, unroll length, loss, optimizer."""
+    c = dmlab30()
+    c.experiment = 'impala_dmlab'
+    c.tasks = 'seekavoid_arena_01'   # the one level (--level; a DMLab-30 level or a classic
+                                     # one, environments/names.py). Default: table 1's task 1
+                                     # and table 2's task 5, whose 20-second episodes (a
+                                     # "simple fruit collection task", sec. 5.2) give the most
+                                     # finished games per frame
+    c.torso = 'shallow'              # sec. 5.2.1 and table 1: "the shallow model in Figure 3"
+    c.core = 'lstm'                  # figure 3 (left): LSTM 256 fed the last action and reward
+    c.reward_clipping = 'symmetric'  # table D.3: reward clipping "Single tasks [-1, 1]"
+    c.reward_clip = 1.0              # table D.3
+    c.entropy_cost = 0.00025         # not stated for one run: sec. 5.2 sweeps table D.1's
+    c.learning_rate = 0.00048        # ranges; these are scalable_agent's single-level
+    c.rmsprop_epsilon = 0.1          # defaults (inside table D.1), the learning rate annealed
+                                     # to 0 as there
+    c.total_frames = 1_000_000_000   # not stated in the text; scalable_agent's default
+                                     # (total_environment_frames)
+    c.num_actors = 48                # table 1: single-machine "IMPALA 48 actors"
+    c.envs_per_actor = 1
+    c.eval_protocol = 'impala_dmlab_training'   # table 2's "average final return": the
+                                     # training games' (paper_tables/protocols.py)
+    c.pbt_population = 0             # sec. 5.2: hyperparameter sweeps, not PBT
+    return c
+
+
 def multitask_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=quick` of the multi-task agents: a small machine, not the paper. One learner
     (no population), 3 actor processes whose environments cover each task once for Atari-57
@@ -275,12 +306,34 @@ def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     return c
 
 
+def dmlab_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=quick` of the single-level agent: the Atari demo's settings (`quick`: 2.5M
+    frames, batches of 4, RMSProp epsilon 1e-5) on a small machine's 2 actor processes of 4
+    environments each; scored on the last 100 training games (the protocol's count). Not timed on
+    a real DeepMind Lab here (none is installed)."""
+    c = quick(c)
+    c.num_actors = 2
+    c.envs_per_actor = 4
+    c.eval_episodes = -1
+    return c
+
+
+def dmlab_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests, on the config's level."""
+    c = tiny(c)
+    del c['max_episode_frames']      # DMLab levels end at their own time limits
+    c.total_frames = 2_000
+    return c
+
+
 ATARI57_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': atari57_tiny}
 DMLAB30_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': dmlab30_tiny}
+DMLAB_PRESETS = {'paper': lambda c: c, 'quick': dmlab_quick, 'tiny': dmlab_tiny}
 ATARI57_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
                            'screen_size', 'num_learners', 'pbt_population')
 DMLAB30_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'width', 'height',
                            'instruction_vocabulary', 'num_learners', 'pbt_population')
+DMLAB_FIXED_ON_RESUME = ('tasks',) + DMLAB30_FIXED_ON_RESUME
 
 
 def _check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:
@@ -314,8 +367,34 @@ def check_atari57(config: ml_collections.ConfigDict) -> None:
 def check_dmlab30(config: ml_collections.ConfigDict) -> None:
     """One-line errors for the DMLab-30 settings, then for a missing `deepmind_lab` (how to
     build it), before any process starts."""
-    from environments import dmlab, names  # pylint: disable=import-outside-toplevel
+    from environments import names  # pylint: disable=import-outside-toplevel
     _check_tasks(config, names.dmlab_train_level)
+    _check_dmlab(config)
+
+
+def check_dmlab(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for the single-level settings (an unknown level with near matches, a
+    list of levels, PBT), then `check_dmlab30`'s, before any process starts."""
+    from environments import names  # pylint: disable=import-outside-toplevel
+    try:
+        levels = names.task_list(config.tasks, names.dmlab_classic_train_level)
+    except ValueError as e:
+        raise config_checks.ConfigError(f'--level: {e}') from None
+    if len(levels) != 1:
+        raise config_checks.ConfigError(
+            f'--level={config.tasks} names {len(levels)} levels: impala_dmlab trains on one '
+            f'(IMPALA sec. 5.2); launch/impala_dmlab30.py trains one agent on several')
+    if config.pbt_population:
+        raise config_checks.ConfigError(
+            f'--config.pbt_population={config.pbt_population}: impala_dmlab trains with fixed '
+            f'hyperparameters (IMPALA sec. 5.2 sweeps them instead); leave it at 0')
+    _check_dmlab(config)
+
+
+def _check_dmlab(config: ml_collections.ConfigDict) -> None:
+    """The checks of every DeepMind Lab experiment after its levels': settings, learning, and
+    last a missing `deepmind_lab` (how to build it)."""
+    from environments import dmlab  # pylint: disable=import-outside-toplevel
     config_checks.at_least(config, 1, 'action_repeat', 'width', 'height', 'instruction_length')
     config_checks.at_least(config, 2, 'instruction_vocabulary')
     config_checks.one_of(config, 'renderer', ('software', 'hardware'))

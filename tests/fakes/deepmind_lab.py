@@ -12,10 +12,12 @@ the real module's API as written in python/dmlab_module.c and docs/users/python_
 
 with the real module's errors (types, unknown observations, a wrong action shape or dtype,
 stepping or observing outside a running episode). Levels are DMLab-30's, named
-'contributed/dmlab30/<level>'; the two `_test` levels refuse to start without the
-`allowHoldOutLevels` setting (the real levels' `test_only` decorator). An episode lasts the
-level's 60 seconds at 60 frames per second (override: DEEPMIND_LAB_FAKE_EPISODE_FRAMES), after
-which `is_running()` is False and `observations()` raises, as in the real module. What the fake
+'contributed/dmlab30/<level>', and the classic seekavoid_arena_01, named by itself as the real
+game_scripts/levels/seekavoid_arena_01.lua is; the two `_test` levels refuse to start without
+the `allowHoldOutLevels` setting (the real levels' `test_only` decorator). An episode lasts the
+level's time limit (seekavoid_arena_01's 20 seconds, 60 for the others) at 60 frames per
+second (override: DEEPMIND_LAB_FAKE_EPISODE_FRAMES), after which `is_running()` is False and
+`observations()` raises, as in the real module. What the fake
 does not reproduce: the 3D worlds themselves. Frames are seeded noise, rewards a fixed rule of
 the actions (+1 every 25th frame moving forward, -1 every 50th frame firing), and language
 levels give one instruction per episode from a small word list.
@@ -42,6 +44,9 @@ _LEVELS = (
     'explore_goal_locations_small', 'explore_goal_locations_large',
     'explore_object_rewards_few', 'explore_object_rewards_many',
 )
+# Classic levels of game_scripts/levels (loaded without a prefix) and their episode lengths in
+# seconds (the level scripts' episodeLengthSeconds); the DMLab-30 levels above last 60 here.
+_CLASSIC_LEVELS = {'seekavoid_arena_01': 20}
 _ACTIONS = (('LOOK_LEFT_RIGHT_PIXELS_PER_FRAME', -512, 512),
             ('LOOK_DOWN_UP_PIXELS_PER_FRAME', -512, 512), ('STRAFE_LEFT_RIGHT', -1, 1),
             ('MOVE_BACK_FORWARD', -1, 1), ('FIRE', 0, 1), ('JUMP', 0, 1), ('CROUCH', 0, 1))
@@ -66,7 +71,8 @@ def set_runfiles_path(path):
 
 
 class Lab:
-    """One DMLab-30 level (see the module docstring for what is real and what is not)."""
+    """One DMLab-30 or classic level (see the module docstring for what is real and what is
+    not)."""
 
     def __init__(self, level, observations, config=None, renderer='software',
                  level_cache=None):
@@ -82,7 +88,8 @@ class Lab:
             raise RuntimeError(f'Failed to set renderer must be "hardware" or "software" '
                                f'actual "{renderer}"!')
         name = level.removeprefix(_PREFIX)
-        if not level.startswith(_PREFIX) or name not in _LEVELS:
+        known = name in _LEVELS if level.startswith(_PREFIX) else level in _CLASSIC_LEVELS
+        if not known:
             raise RuntimeError(f'Failed to init environment - "Could not find level '
                                f'\'{level}\'"')
         if name.endswith('_test') and config.get('allowHoldOutLevels') != 'true':
@@ -97,8 +104,8 @@ class Lab:
                 raise ValueError(f"Unknown observation '{observation}'.")
         self._observations = list(observations)
         self._language = name.startswith('language_')
-        self._episode_frames = int(os.environ.get('DEEPMIND_LAB_FAKE_EPISODE_FRAMES',
-                                                  60 * _FPS))
+        self._episode_frames = int(os.environ.get(
+            'DEEPMIND_LAB_FAKE_EPISODE_FRAMES', _CLASSIC_LEVELS.get(level, 60) * _FPS))
         self._running = False
         self._closed = False
         self._episode = 0
