@@ -11,10 +11,17 @@ import os
 os.environ.setdefault('MUJOCO_GL', 'disable')
 
 # pylint: disable=wrong-import-position
+from absl import logging
 import dm_env
 import numpy as np
-from dm_control import suite
 from dm_env import specs
+
+# MuJoCo's import logs INFO lines (its OpenGL backend, its version), which would precede a
+# program's one-line error when a config check brings this module in after flag parsing.
+_verbosity = logging.get_verbosity()
+logging.set_verbosity(logging.WARNING)
+from dm_control import suite
+logging.set_verbosity(_verbosity)
 
 # Ape-X fig. 3's four tasks.
 PAPER_TASKS = ('manipulator_bring_ball', 'humanoid_stand', 'humanoid_walk', 'humanoid_run')

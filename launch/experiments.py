@@ -4,11 +4,10 @@ experiment is one entry (docs/architecture.md, "Where a new agent plugs in").
 """
 import dataclasses
 import importlib
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import ml_collections
 
-from agents.core import builders
 from agents.core import sweeps as sweeps_lib
 from agents.core.config_checks import ConfigError
 
@@ -19,7 +18,7 @@ class Experiment:
     paper_config: Callable[[], ml_collections.ConfigDict]   # the paper's settings
     presets: Mapping[str, Callable[[ml_collections.ConfigDict], ml_collections.ConfigDict]]
     check: Callable[[ml_collections.ConfigDict], None]     # one-line ConfigErrors
-    builder: Callable[[ml_collections.ConfigDict], builders.Builder]
+    builder: Callable[[ml_collections.ConfigDict], Any]   # an agents.core.builders.Builder
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
     fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
@@ -74,6 +73,14 @@ def get(name: str) -> Experiment:
         name=name, paper_config=getattr(config, config_fn),
         presets=getattr(config, names['presets']), check=getattr(config, names['check']),
         fixed_on_resume=getattr(config, names['fixed_on_resume']),
-        builder=getattr(importlib.import_module(builder_module), builder_class),
+        builder=_imported_on_call(builder_module, builder_class),
         target_field=target, run_dir_prefix=prefix,
         sweeps=getattr(config, names['sweeps'], sweeps_lib.NONE))
+
+
+def _imported_on_call(module: str, name: str) -> Callable[[ml_collections.ConfigDict], Any]:
+    """`module.name(config)`, the module imported on the first call: a builder brings in
+    TensorFlow and Reverb, which checking a config does not need (bad input fails fast)."""
+    def make(config: ml_collections.ConfigDict):
+        return getattr(importlib.import_module(module), name)(config)
+    return make

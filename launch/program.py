@@ -3,6 +3,9 @@
 A program (launch/impala_atari.py, ...) names its experiment (launch/experiments.py), defines
 its `--config` (the paper config) and the flag naming what it trains on (`--game`, `--task`),
 then calls `main`.
+
+Bad input is found before TensorFlow and Reverb are imported (`main`), so its one-line error
+comes in about a second.
 """
 import os
 import sys
@@ -10,18 +13,17 @@ import sys
 from absl import flags
 from ml_collections import config_flags
 
-from agents.core import learner as learner_lib
 from launch import configs
 from launch import experiments
-from launch import runtime
-from reverb_tables import lazy_priorities
+
+ROLES = ('local', 'replay', 'learner', 'actor')
 
 _PRESET = flags.DEFINE_string('preset', 'paper',
                               'paper: the paper settings; quick: a demo for a small machine; '
                               'tiny: seconds-long runs for tests.')
 _RUN_DIR = flags.DEFINE_string('run_dir', None,
                                'Run directory (default runs/<experiment>_<game or task>).')
-_ROLE = flags.DEFINE_enum('role', 'local', runtime.ROLES, 'Which role this process runs.')
+_ROLE = flags.DEFINE_enum('role', 'local', ROLES, 'Which role this process runs.')
 _REPLAY_ADDRESS = flags.DEFINE_string('replay_address', None,
                                       'host:port of the replay server (roles other than local).')
 _ACTOR_ID = flags.DEFINE_integer('actor_id', 0, 'Index of this actor (--role=actor).')
@@ -77,26 +79,36 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
                                  sweep=_SWEEP.value)
         spec.check(config)
         configs.check_resume(spec, config, run_dir)
+    except configs.ConfigError as e:
+        _exit(e, 2)
+    # pylint: disable=import-outside-toplevel  (TensorFlow and Reverb: once the input is good)
+    from agents.core import learner as learner_lib
+    from launch import runtime
+    from reverb_tables import lazy_priorities
+    try:
         runtime.run_role(module=module, experiment=spec, config=config,
                          run_dir=run_dir, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
                          learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value,
                          launcher=_launcher(module, run_dir, config))
     except (configs.ConfigError, runtime.LaunchError) as e:
-        print(f'error: {e}', file=sys.stderr)
-        sys.exit(2)
+        _exit(e, 2)
     except (learner_lib.NonFiniteError, learner_lib.CheckpointError) as e:
-        print(f'error: {e}', file=sys.stderr)
-        sys.exit(runtime.FATAL_EXIT_CODE)
+        _exit(e, runtime.FATAL_EXIT_CODE)
     except lazy_priorities.ReplayDivergedError as e:
-        print(f'error: {e}', file=sys.stderr)
-        sys.exit(runtime.REPLAY_ROLLBACK_EXIT_CODE)
+        _exit(e, runtime.REPLAY_ROLLBACK_EXIT_CODE)
+
+
+def _exit(error: Exception, code: int) -> None:
+    print(f'error: {error}', file=sys.stderr)
+    sys.exit(code)
 
 
 def _launcher(module: str, run_dir: str, config):
     """What makes `--role=local`'s launcher: None for local processes (the default)."""
     if _LAUNCHER.value == 'local':
         return None
+    from launch import runtime  # pylint: disable=import-outside-toplevel
     try:
         from launch import ray_launcher  # pylint: disable=import-outside-toplevel
     except ImportError:

@@ -30,7 +30,6 @@ from launch import configs
 from launch import evaluate
 from launch import fitness
 
-ROLES = ('local', 'replay', 'learner', 'actor')
 # A role that exits with this code must not be restarted (a learner stopped by non-finite
 # updates would only repeat them): the launcher stops the run with the role's last log line.
 FATAL_EXIT_CODE = 3

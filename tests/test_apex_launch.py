@@ -39,7 +39,8 @@ def _replay_size(run_dir):
 
 
 def test_learner_and_run_resume_with_replay_intact(tmp_path):
-    """Issue 4: a killed learner resumes from its checkpoint; a stopped run restores replay."""
+    """Issue 4: a killed learner resumes from its checkpoint; a killed replay server comes back
+    from its checkpoint (issue 12); a stopped run restores replay."""
     run_dir = str(tmp_path / 'run')
     program = [sys.executable, '-m', 'launch.apex_dpg_control', '--task=cartpole_swingup',
                '--preset=tiny', f'--run_dir={run_dir}', '--config.checkpoint_interval_s=2']
@@ -53,15 +54,25 @@ def test_learner_and_run_resume_with_replay_intact(tmp_path):
         for learner in children(run_dir, 'learner'):
             learner.send_signal(signal.SIGKILL)
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
+        # The replay server: restarted on its address from its newest checkpoint; the learner
+        # and actor reconnect without a restart.
+        for replay in children(run_dir, 'replay'):
+            replay.send_signal(signal.SIGKILL)
+        replay_killed_at = checkpoint_frames(run_dir)
+        wait_for(lambda: checkpoint_frames(run_dir) > replay_killed_at,
+                 'training to go on after the replay server restarted')
         size_before_stop = _replay_size(run_dir)
-        launcher.send_signal(signal.SIGINT)
+        launcher.send_signal(signal.SIGTERM)     # `kill` stops a run as Ctrl-C does
         output, _ = launcher.communicate(timeout=120)
     finally:
         launcher.kill()
     assert 'learner exited with code -9; restarting it, resuming' in output, output
     resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
                if line.startswith('[learner] resumed from')]
-    assert resumed and resumed[0] >= killed_at > 0, output
+    assert len(resumed) == 1 and resumed[0] >= killed_at > 0, output
+    assert 'replay exited with code -9; restarting it' in output, output
+    assert output.count('learner exited') == 1, output
+    assert f'resume with the same command and --run_dir={run_dir}' in output, output
     assert not children(run_dir, 'replay')
 
     # The same command with a larger budget: the learner resumes at its last checkpoint and the
@@ -73,6 +84,7 @@ def test_learner_and_run_resume_with_replay_intact(tmp_path):
     assert f'at frame {stopped_at:,}' in more.stdout, more.stdout
     with open(os.path.join(run_dir, 'logs', 'replay.log')) as f:
         restored = [line for line in f if line.startswith('[replay] checkpoints in')]
-    assert len(restored) == 2, restored
-    size = int(restored[1].split(f' {tables.PRIORITIZED}=', 1)[1].split()[0])
-    assert size >= size_before_stop > 0, restored
+    assert len(restored) == 3, restored       # the start, the restart, the resumed run
+    sizes = [int(line.split(f' {tables.PRIORITIZED}=', 1)[1].split()[0]) for line in restored]
+    assert sizes[1] > 0, restored               # the killed server came back with its items
+    assert sizes[2] >= size_before_stop > 0, restored

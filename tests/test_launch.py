@@ -1,8 +1,9 @@
 """The launcher end to end: real processes, a real Reverb server, real ALE, real training.
 
-One tiny run trains for a few hundred learner steps while we kill an actor and then the
-learner: the actor is restarted, the learner resumes from its checkpoint with its frame count,
-and the run finishes, evaluates and can be resumed with a larger budget.
+One tiny run trains for a few hundred learner steps while we kill an actor, the learner and
+then the replay server: the actor is restarted, the learner resumes from its checkpoint with its
+frame count, the replay server (IMPALA's queue) comes back on its address and the others
+reconnect, and the run finishes, evaluates and can be resumed with a larger budget.
 """
 import csv
 import os
@@ -10,7 +11,6 @@ import signal
 import subprocess
 import sys
 
-import pytest
 import tensorflow as tf
 
 from launch_processes import ENV
@@ -43,7 +43,7 @@ def _network_weights(run_dir, which):
             if name.startswith('learner/network/') and 'OPTIMIZER_SLOT' not in name}
 
 
-def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
+def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path):
     run_dir = str(tmp_path / 'run')
     total = 16_000  # 400 learner steps of 2 x 5 steps x 4 frames
     launcher = subprocess.Popen(
@@ -60,12 +60,19 @@ def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
         killed_at = checkpoint_frames(run_dir)
         for learner in children(run_dir, 'learner'):
             learner.send_signal(signal.SIGKILL)
+        wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
+        # The replay server (IMPALA's queue) last: restarted on its address, the unrolls in
+        # flight lost, the learner and actor reconnecting without a restart.
+        for replay in children(run_dir, 'replay'):
+            replay.send_signal(signal.SIGKILL)
         output, _ = launcher.communicate(timeout=400)
     finally:
         launcher.kill()
     assert launcher.returncode == 0, output
     assert 'actor_0 exited with code -9; restarting it' in output
     assert 'learner exited with code -9; restarting it, resuming' in output
+    assert 'replay exited with code -9; restarting it' in output, output
+    assert output.count(' exited with code') == 3, output      # one restart each
 
     # The learner resumed from a checkpoint at or after the one we saw, not from frame 0.
     resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
@@ -95,8 +102,8 @@ def test_tiny_run_survives_killed_actor_and_learner_and_resumes(tmp_path):
     assert 'resumed from' in more.stdout and 'at frame 16,' in more.stdout, more.stdout
 
 
-@pytest.mark.parametrize('stop_signal', [signal.SIGINT, signal.SIGTERM])
-def test_ctrl_c_checkpoints_and_stops_every_process(stop_signal, tmp_path):
+def test_ctrl_c_checkpoints_and_stops_every_process(tmp_path):
+    """Ctrl-C (SIGTERM, `kill`, ends the Ape-X run of tests/test_apex_launch.py)."""
     run_dir = str(tmp_path / 'run')
     launcher = subprocess.Popen(
         _program('--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
@@ -106,7 +113,7 @@ def test_ctrl_c_checkpoints_and_stops_every_process(stop_signal, tmp_path):
         learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
         wait_for(lambda: os.path.exists(learner_csv) and len(_read_csv(learner_csv)) > 3,
                  'the learner to train')
-        launcher.send_signal(stop_signal)
+        launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=120)
     finally:
         launcher.kill()

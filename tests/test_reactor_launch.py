@@ -1,6 +1,7 @@
 """Reactor end to end: real processes, a real Reverb server, real Pong. Losses, priorities and
-parameters change; a killed learner resumes with the replay of its checkpoint; a stopped run
-resumes with its replay and its priority bookkeeping."""
+parameters change; a killed learner resumes with the replay of its checkpoint; a killed replay
+server comes back from its checkpoint under the running learner; a stopped run resumes with its
+replay and its priority bookkeeping."""
 import csv
 import os
 import re
@@ -52,6 +53,15 @@ def test_reactor_trains_resumes_and_keeps_its_replay(tmp_path):
         for learner in children(run_dir, 'learner'):
             learner.send_signal(signal.SIGKILL)
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
+        time.sleep(2.0)
+        # Now the replay server: it comes back from its newest checkpoint under the running
+        # learner, which takes that checkpoint's snapshot of its bookkeeping where it had moved
+        # on past it, without a restart (tests/test_lazy_priorities.py tests the reload).
+        for replay in children(run_dir, 'replay'):
+            replay.send_signal(signal.SIGKILL)
+        replay_killed_at = checkpoint_frames(run_dir)
+        wait_for(lambda: checkpoint_frames(run_dir) > replay_killed_at,
+                 'training to go on after the replay server restarted')
         launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=120)
     finally:
@@ -60,11 +70,15 @@ def test_reactor_trains_resumes_and_keeps_its_replay(tmp_path):
     assert "the replay server ran on past the learner's checkpoint" in output, output
     resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
                if line.startswith('[learner] resumed from')]
-    assert resumed and resumed[0] >= killed_at > 0, output
+    assert len(resumed) == 1 and resumed[0] >= killed_at > 0, output
+    assert 'replay exited with code -9; restarting it' in output, output
+    after_replay_kill = output.split('replay exited with code -9', 1)[1]
+    assert 'learner exited' not in after_replay_kill, output      # no one else restarted
     # The learner's bookkeeping belongs to its checkpoint: the replay server went back to the
-    # same checkpoint with it, restoring the sequences it held then.
+    # same checkpoint with it, restoring the sequences it held then; after its own kill, to
+    # its newest checkpoint.
     sizes = _restored_sizes(run_dir)
-    assert len(sizes) == 2 and sizes[0] == 0 and sizes[1] > 0, sizes
+    assert len(sizes) == 3 and sizes[0] == 0 and sizes[1] > 0 and sizes[2] > 0, sizes
 
     with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
         rows = list(csv.DictReader(f))
