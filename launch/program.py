@@ -9,6 +9,7 @@ comes in about a second.
 """
 import os
 import sys
+from typing import NoReturn
 
 from absl import flags
 from ml_collections import config_flags
@@ -99,7 +100,8 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
         _exit(e, runtime.REPLAY_ROLLBACK_EXIT_CODE)
 
 
-def _exit(error: Exception, code: int) -> None:
+def _exit(error: Exception, code: int) -> NoReturn:
+    """The one-line error and the exit code."""
     print(f'error: {error}', file=sys.stderr)
     sys.exit(code)
 
