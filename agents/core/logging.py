@@ -33,10 +33,11 @@ class CsvLogger:
             writer = csv.DictWriter(f, fieldnames=self._fields, extrasaction='ignore')
             if new_file:
                 writer.writeheader()
-            writer.writerow({k: _format(v) for k, v in row.items()})
+            writer.writerow({k: csv_value(v) for k, v in row.items()})
 
 
-def _format(value):
+def csv_value(value):
+    """A value as the run's CSV logs write it (floats to 10 significant digits)."""
     if isinstance(value, (float, np.floating)):
         return f'{float(value):.10g}'
     return value

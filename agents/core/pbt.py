@@ -42,6 +42,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents.core import learner as learner_lib
+from agents.core import logging as run_logging
 from agents.core import population
 
 # A finished game as the learner drains it (actor, env, episode_return, episode_frames) ->
@@ -170,7 +171,7 @@ class Member:
         text = io.StringIO()
         writer = csv.DictWriter(text, fieldnames=fields, extrasaction='ignore')
         writer.writeheader()
-        writer.writerows([{k: _format(v) for k, v in r.items()} for r in rows])
+        writer.writerows([{k: run_logging.csv_value(v) for k, v in r.items()} for r in rows])
         _write(path, text.getvalue())
         member = ml_collections.ConfigDict(self._config.to_dict())
         member.update(values)
@@ -249,10 +250,6 @@ def ancestry(run_dir: str, member_id: int) -> list[tuple[int, int, int | None]]:
         segments.append((current, int(last['frames']), until))
         current, until = int(last['donor']), int(last['donor_frames'])
     return segments[::-1]
-
-
-def _format(value):
-    return f'{value:.10g}' if isinstance(value, float) else value
 
 
 def _write(path: str, text: str) -> None:
