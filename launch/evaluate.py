@@ -182,8 +182,7 @@ def _print_training_by_task(run_dir: str, builder) -> None:
         return
     with open(path, newline='') as f:
         games = list(csv.DictReader(f))
-    by_task = run_logging.returns_by_task(
-        games, lambda game: builder.reported_task(builders.game_task(builder, game)))
+    by_task = run_logging.returns_by_task(games, lambda game: builders.game_task(builder, game))
     print(f'[evaluate] training games per task ({len(by_task)} of {len(builder.tasks())} '
           f'tasks finished games):\n{run_logging.task_returns_table(by_task)}', flush=True)
 

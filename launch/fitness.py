@@ -21,8 +21,7 @@ def episode_score(builder: builders.Builder) -> pbt.Score:
     multi_task = bool(builder.tasks())
 
     def score(game: Mapping) -> float:
-        task = (builder.reported_task(builders.game_task(builder, game)) if multi_task
-                else builder.config.game)
+        task = builders.game_task(builder, game) if multi_task else builder.config.game
         random, human = references[scores.canonical_name(suite, task)]
         return scores.capped_human_normalised(game['episode_return'], random, human)
     return score

@@ -167,8 +167,7 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
         max_nonfinite_updates=c.max_nonfinite_updates,
         population=pbt.member(c, run_dir, dirs, learner_id, episode_score),
-        task_of=(lambda game: builder.reported_task(game_task(builder, game)))
-        if builder.tasks() else None)
+        task_of=(lambda game: game_task(builder, game)) if builder.tasks() else None)
 
 
 def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env: int) -> str:
@@ -186,10 +185,12 @@ def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env:
 
 def game_task(builder: Builder, game: Mapping[str, Any]) -> str:
     """The task a finished game of the learner's episode log (its `actor` and `env`) was
-    played on, by `assigned_task`; the single task's name '' for a single-task builder."""
+    played on, by `assigned_task`, named as its results are reported (`reported_task`); ''
+    for a single-task builder."""
     tasks = builder.tasks()
-    return assigned_task(tasks, builder.config.envs_per_actor, int(game['actor']),
-                         int(game['env'])) if tasks else ''
+    return builder.reported_task(assigned_task(
+        tasks, builder.config.envs_per_actor, int(game['actor']),
+        int(game['env']))) if tasks else ''
 
 
 def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: int,
