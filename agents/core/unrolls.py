@@ -31,9 +31,9 @@ from agents.ops import rewards as rewards_lib
 from agents.ops import vtrace
 from reverb_tables import tables
 
-# loss(logits [T+1, B, A], values [T+1, B], data (time-major, with `origin` [B])) ->
-# (loss, {metric: value}).
-Loss = Callable[[tf.Tensor, tf.Tensor, dict], tuple[tf.Tensor, dict]]
+# loss(logits [T+1, B, A], values [T+1, B], data (time-major, with `origin` [B]),
+# entropy_cost (the current one: PBT adapts it)) -> (loss, {metric: value}).
+Loss = Callable[[tf.Tensor, tf.Tensor, dict, tf.Tensor], tuple[tf.Tensor, dict]]
 
 
 def replay_batch_size(config: ml_collections.ConfigDict) -> int:
@@ -120,11 +120,11 @@ class UnrollBuilder(builders.Builder):
 
 
 def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *,
-                      trust_region_threshold: float | None = None,
+                      entropy_cost=None, trust_region_threshold: float | None = None,
                       entropy_online_only: bool = False):
     """The V-trace actor-critic loss (IMPALA sec. 4.2) and its metrics, on time-major unrolls
     of T+1 steps: policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
-    SUMMED over batch and time (IMPALA table G.1).
+    SUMMED over batch and time (IMPALA table G.1); `entropy_cost` defaults to the config's.
 
     `config.off_policy_correction` picks the targets and advantages of IMPALA sec. 5.2.2 (V-trace
     unless the config says otherwise: agents/ops/off_policy.py), `config.reward_clipping`
@@ -172,7 +172,9 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
     baseline_loss = policy_gradient.baseline_loss(returns.vs - values)
     entropy_mask = relevant * online(data)[None] if entropy_online_only else relevant
     entropy_loss = policy_gradient.entropy_loss(learner_logits, mask=entropy_mask)
-    loss = pg_loss + config.baseline_cost * baseline_loss + config.entropy_cost * entropy_loss
+    if entropy_cost is None:
+        entropy_cost = config.entropy_cost
+    loss = pg_loss + config.baseline_cost * baseline_loss + entropy_cost * entropy_loss
     metrics.update(loss=loss, policy_gradient_loss=pg_loss, baseline_loss=baseline_loss,
                    entropy_loss=entropy_loss, mean_value=tf.reduce_mean(values),
                    mean_rho=_mean(tf.exp(log_rhos), relevant))
@@ -263,11 +265,7 @@ class UnrollLearning(tf.Module):
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
             logits, values = network_outputs(self.network, data)
-            loss, metrics = self._loss(logits, values, data)
-            # The loss weighs its entropy term by config.entropy_cost; the current cost
-            # replaces it (exactly: the term is linear in the cost).
-            loss += (hyper['entropy_cost'] - config.entropy_cost) * metrics['entropy_loss']
-            metrics['loss'] = loss
+            loss, metrics = self._loss(logits, values, data, hyper['entropy_cost'])
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(gradients)

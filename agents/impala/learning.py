@@ -10,13 +10,15 @@ import sonnet as snt
 from agents.core import unrolls
 
 
-def impala_loss(logits, values, data, config: ml_collections.ConfigDict):
-    """V-trace actor-critic loss and metrics on time-major unrolls (core/unrolls.py)."""
-    return unrolls.actor_critic_loss(logits, values, data, config)
+def impala_loss(logits, values, data, config: ml_collections.ConfigDict, entropy_cost=None):
+    """V-trace actor-critic loss and metrics on time-major unrolls (core/unrolls.py);
+    `entropy_cost` defaults to the config's."""
+    return unrolls.actor_critic_loss(logits, values, data, config, entropy_cost=entropy_cost)
 
 
 def impala_learning(network: snt.Module, config: ml_collections.ConfigDict,
                     jit_compile: bool) -> unrolls.UnrollLearning:
     """One IMPALA learner: `impala_loss` minimised as table G.1 says (core/unrolls.py)."""
-    return unrolls.UnrollLearning(network, config, lambda *args: impala_loss(*args, config),
-                                  jit_compile, name='impala_learning')
+    def loss(logits, values, data, entropy_cost):
+        return impala_loss(logits, values, data, config, entropy_cost)
+    return unrolls.UnrollLearning(network, config, loss, jit_compile, name='impala_learning')

@@ -6,18 +6,19 @@ import sonnet as snt
 from agents.core import unrolls
 
 
-def laser_loss(logits, values, data, config: ml_collections.ConfigDict):
+def laser_loss(logits, values, data, config: ml_collections.ConfigDict, entropy_cost=None):
     """Trust-region V-trace actor-critic loss (eqs. 5-7; `trust_region=False` is plain V-trace,
     fig. 3's naive sharing), entropy on the online unrolls only (sec. 5.1: "computing the
     entropy cost only on the online data provided slightly better results")."""
     # Off: b = infinity keeps every state (exactly V-trace), and the relevance is still logged.
     threshold = config.trust_region_threshold if config.trust_region else float('inf')
-    return unrolls.actor_critic_loss(logits, values, data, config,
+    return unrolls.actor_critic_loss(logits, values, data, config, entropy_cost=entropy_cost,
                                      trust_region_threshold=threshold, entropy_online_only=True)
 
 
 def laser_learning(network: snt.Module, config: ml_collections.ConfigDict,
                    jit_compile: bool) -> unrolls.UnrollLearning:
     """One LASER agent's learner (one member of a sweep)."""
-    return unrolls.UnrollLearning(network, config, lambda *args: laser_loss(*args, config),
-                                  jit_compile, name='laser_learning')
+    def loss(logits, values, data, entropy_cost):
+        return laser_loss(logits, values, data, config, entropy_cost)
+    return unrolls.UnrollLearning(network, config, loss, jit_compile, name='laser_learning')
