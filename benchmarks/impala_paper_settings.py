@@ -105,7 +105,7 @@ def layer_figures(config, unrolls, ms_init, report_at, seed=0):
     """{update: {layer: (|grad|, |update|/|weight|)}} and entropies over `max(report_at)`
     updates with the learner's loss, clip and RMSPropTF1 (ms slots initialised to ms_init)."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    from agents.core import optimizers, unrolls as unrolls_lib  # pylint: disable=C0415
+    from agents.core import datasets, optimizers  # pylint: disable=C0415
     from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
     tf.random.set_seed(seed)
     network = builder.ImpalaAtariBuilder(config).network()
@@ -119,9 +119,9 @@ def layer_figures(config, unrolls, ms_init, report_at, seed=0):
 
     @tf.function
     def step(batch):
-        data = unrolls_lib.time_major(batch)
+        data = datasets.time_major(batch)
         with tf.GradientTape() as tape:
-            logits, values = unrolls_lib.network_outputs(network, data)
+            logits, values = learning.network_outputs(network, data)
             loss, metrics = learning.impala_loss(logits, values, data, config)
         grads = tape.gradient(loss, variables)
         norm = tf.linalg.global_norm(grads)

@@ -101,14 +101,14 @@ def part_inference(config):
 def part_learner(config):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
-    from reverb_tables import tables  # pylint: disable=import-outside-toplevel
+    from agents.core import steps  # pylint: disable=import-outside-toplevel
     if _BATCH.value:
         config.batch_size = _BATCH.value
     b = builder.ImpalaAtariBuilder(config)
     state = learning.impala_learning(b.network(), config, jit_compile=_JIT.value)
     rng = np.random.default_rng(0)
     B, T1 = config.batch_size, config.unroll_length + 1  # noqa: N806
-    signature = tables.trajectory_signature(b.step_spec(), T1)
+    signature = steps.trajectory_signature(b.step_spec(), T1)
     batch = tf.nest.map_structure(
         lambda spec: tf.constant(
             rng.integers(0, 2, (B, *spec.shape)).astype(spec.dtype.as_numpy_dtype)), signature)

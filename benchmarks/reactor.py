@@ -32,7 +32,7 @@ from agents.networks import reactor as reactor_network
 from agents.reactor import config as reactor_config
 from agents.reactor import learning
 from benchmarks import runs
-from reverb_tables import lazy_priorities
+from agents.reactor import lazy_priorities
 
 _ITEMS = flags.DEFINE_integer('items', 20_000, '(a) Sequences in each table.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, '(a, b) Seconds per measurement.')

@@ -85,7 +85,6 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     # pylint: disable=import-outside-toplevel  (TensorFlow and Reverb: once the input is good)
     from agents.core import learner as learner_lib
     from launch import runtime
-    from reverb_tables import lazy_priorities
     try:
         runtime.run_role(module=module, experiment=spec, config=config,
                          run_dir=run_dir, role=_ROLE.value,
@@ -96,7 +95,7 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
         _exit(e, 2)
     except (learner_lib.NonFiniteError, learner_lib.CheckpointError) as e:
         _exit(e, runtime.FATAL_EXIT_CODE)
-    except lazy_priorities.ReplayDivergedError as e:
+    except learner_lib.ReplayBehindError as e:
         _exit(e, runtime.REPLAY_ROLLBACK_EXIT_CODE)
 
 

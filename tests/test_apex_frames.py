@@ -9,6 +9,7 @@ import reverb
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import actor as actor_lib
+from agents.core import transitions
 from agents.core import variables
 from agents.ops import replay
 from reverb_tables import tables
@@ -83,7 +84,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
              max_episode_frames=max_episode_frames, envs_per_actor=1, batch_size=1,
              replay_readers=1)
     builder = builder_lib.ApexDQNAtariBuilder(c)
-    signature = tables.transition_signature(builder.step_spec(), c.n_step, builder.stack)
+    signature = transitions.transition_signature(builder.step_spec(), c.n_step, builder.stack)
     # A queue with the table's signature returns the items in the order they were written.
     server = reverb.Server([reverb.Table.queue(tables.PRIORITIZED, 1000, signature=signature),
                             tables.variables_table(), tables.episode_stats_table()])
@@ -107,7 +108,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
     dataset = builder.dataset(address, learner_id=0)
     for reference in expected:
         sample = next(dataset)
-        data = {k: v.numpy()[0] for k, v in tables.stacked_transitions(sample.data).items()}
+        data = {k: v.numpy()[0] for k, v in transitions.stacked_transitions(sample.data).items()}
         for name in ('observation', 'action', 'reward', 'discount', 'next_observation'):
             np.testing.assert_array_equal(data[name], reference[name])
         target = float(reference['bootstrap_value'])   # the actor's G_t, from the last step

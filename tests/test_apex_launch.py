@@ -35,7 +35,7 @@ def _replay_size(run_dir):
     (replay,) = children(run_dir, 'replay')
     (address,) = [a.split('=', 1)[1] for a in replay.info['cmdline']
                   if a.startswith('--replay_address=')]
-    return reverb.Client(address).server_info()[tables.PRIORITIZED].current_size
+    return reverb.Client(address).server_info(timeout=60)[tables.PRIORITIZED].current_size
 
 
 def test_learner_and_run_resume_with_replay_intact(tmp_path):

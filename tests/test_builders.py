@@ -2,6 +2,7 @@
 and builds through the one interface; the package layering holds."""
 import ast
 import os
+import re
 
 import pytest
 
@@ -57,15 +58,43 @@ def _sources(folder):
         yield from (os.path.join(directory, f) for f in files if f.endswith('.py'))
 
 
-def test_no_agent_imports_another_and_environments_stand_alone():
-    for agent in AGENTS:
-        if not os.path.isdir(os.path.join(ROOT, 'agents', agent)):
-            continue
-        for path in _sources(os.path.join('agents', agent)):
+def _allowed_imports():
+    """docs/architecture.md's "Layers" table: package -> the packages it may import."""
+    with open(os.path.join(ROOT, 'docs', 'architecture.md')) as f:
+        text = f.read().split('## Layers', 1)[1].split('\n## ', 1)[0]
+    allowed = {}
+    for row in re.findall(r'^\| `([a-z_.]+)` \|(.*)\|$', text, re.MULTILINE):
+        allowed[row[0]] = set(re.findall(r'`([a-z_.]+)`', row[1]))
+    return allowed
+
+
+def _package(module, packages):
+    """The package of the layering table that `module` belongs to (None: outside it)."""
+    for package in sorted(packages, key=len, reverse=True):
+        if module == package or module.startswith(package + '.'):
+            return package
+    return None
+
+
+def test_every_import_between_packages_is_one_the_layering_table_allows():
+    allowed = _allowed_imports()
+    assert {'agents.core', 'agents.impala', 'agents.laser', 'launch'} <= set(allowed)
+    for package in allowed:
+        assert os.path.isdir(os.path.join(ROOT, *package.split('.'))), package
+        assert allowed[package] <= set(allowed), (package, allowed[package] - set(allowed))
+        for path in _sources(os.path.join(*package.split('.'))):
             for name in _imports(path):
-                others = [a for a in AGENTS if a != agent]
-                assert not any(name.startswith(f'agents.{a}') for a in others), (path, name)
-    for folder in ('environments', 'agents', 'reverb_tables'):
+                target = _package(name, allowed)
+                assert target in (None, package) or target in allowed[package], (
+                    f'{os.path.relpath(path, ROOT)} imports {name}: {package} may import '
+                    f'only {sorted(allowed[package])} (docs/architecture.md, "Layers")')
+    assert _package('agents', allowed) is None   # `agents/__init__.py` alone holds nothing
+
+
+def test_no_shared_layer_names_an_agent():
+    """Shared layers hold agent-agnostic machinery: no agent's name in their imports."""
+    for folder in ('agents/core', 'agents/ops', 'agents/networks', 'reverb_tables',
+                   'environments', 'launch'):
         for path in _sources(folder):
             for name in _imports(path):
-                assert not name.startswith(('paper_tables', 'launch')), (path, name)
+                assert not any(name.startswith(f'agents.{a}') for a in AGENTS), (path, name)

@@ -13,8 +13,9 @@ import tensorflow as tf
 
 from agents.core import builders
 from agents.core import datasets
-from agents.core import unrolls
 from agents.core import variables
+from agents.impala import config as impala_config
+from agents.impala import learning as impala_learning
 from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
 from agents.laser import learning
@@ -29,7 +30,7 @@ def test_paper_config_is_sec_5_1():
     c = laser_config.atari()
     assert (c.torso, c.channel_multiplier, c.discount, c.unroll_length) == ('deep', 4, 0.995, 19)
     assert c.max_grad_norm == 0.0                       # "we do not use gradient clipping"
-    assert unrolls.replay_batch_size(c) == 123 and c.batch_size == 128   # 96% of 128
+    assert impala_config.replay_batch_size(c) == 123 and c.batch_size == 128   # 96% of 128
     assert laser_config.replay_capacity(c) == 526_316   # 10M observations, 19 new per unroll
     assert c.replay_shared and c.trust_region and c.noop_max == 37
     d = laser_config.dmlab30()
@@ -64,8 +65,8 @@ def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     assert batch[datasets.ORIGIN].numpy().tolist() == [0, 0, 0, 1, 1, 1]
     c = builder.config
     c.trust_region = False
-    data = unrolls.time_major(batch)
-    logits, values = unrolls.network_outputs(network, data)
+    data = datasets.time_major(batch)
+    logits, values = impala_learning.network_outputs(network, data)
     _, metrics = learning.laser_loss(logits, values, data, c)
     online_entropy = policy_gradient.entropy_loss(logits[:-1, :3], mask=data['mask'][:-1, :3])
     all_entropy = policy_gradient.entropy_loss(logits[:-1], mask=data['mask'][:-1])
@@ -116,7 +117,7 @@ def _program(*args):
 
 
 def _inserts(address):
-    info = reverb.Client(address).server_info()
+    info = reverb.Client(address).server_info(timeout=60)   # a server gone fails, never hangs
     return {name: info[name].rate_limiter_info.insert_stats.completed
             for name in ('queue', 'queue_1', 'queue_2', 'replay')}
 

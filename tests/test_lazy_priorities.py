@@ -10,7 +10,7 @@ import pytest
 import reverb
 import tensorflow as tf
 
-from reverb_tables import lazy_priorities as lp
+from agents.reactor import lazy_priorities as lp
 
 SIGNATURE = {lp.STREAM: tf.TensorSpec([], tf.int32), lp.POSITION: tf.TensorSpec([], tf.int64),
              'x': tf.TensorSpec([], tf.float32)}

@@ -8,22 +8,24 @@ import tensorflow as tf
 from agents.core import adders
 from agents.core import builders
 from agents.core import datasets
+from agents.core import steps
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from reverb_tables import tables
 
 SPEC = {'n': tf.TensorSpec([], tf.int32), 'x': tf.TensorSpec([2], tf.float32)}
 LENGTH = 3
+SIGNATURE = steps.trajectory_signature(SPEC, LENGTH)
 
 
 @pytest.fixture(name='server')
 def fixture_server():
     server = reverb.Server([
-        tables.queue_table(SPEC, unroll_length=LENGTH - 1, max_size=1000),
-        tables.uniform_replay_table(SPEC, LENGTH, max_size=1000, min_size_to_sample=1),
+        tables.queue_table(SIGNATURE, max_size=1000),
+        tables.uniform_replay_table(SIGNATURE, max_size=1000, min_size_to_sample=1),
         reverb.Table('prioritized', reverb.selectors.Prioritized(1.0), reverb.selectors.Fifo(),
                      max_size=1000, rate_limiter=reverb.rate_limiters.MinSize(1),
-                     signature=tables.trajectory_signature(SPEC, LENGTH))])
+                     signature=SIGNATURE)])
     yield server
     server.stop()
 

@@ -12,10 +12,10 @@ import tensorflow as tf
 
 from agents.core import builders
 from agents.core import learner as learner_lib
+from agents.core import transitions
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from launch import runtime
-from reverb_tables import tables
 from tiny_learner import batch as _batch
 from tiny_learner import learner as _learner
 
@@ -68,7 +68,7 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
 
 def _apex_sample(builder, rng, reward):
     """A batch of 4 transitions of `builder`'s signature, rewards set to `reward`."""
-    signature = tables.transition_signature(builder.step_spec(), builder.config.n_step,
+    signature = transitions.transition_signature(builder.step_spec(), builder.config.n_step,
                                            builder.stack)
 
     def value(name, spec):

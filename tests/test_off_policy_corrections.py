@@ -13,7 +13,7 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from test_vtrace import _reference as vtrace_reference
 
-from agents.core import unrolls
+from agents.impala import learning
 from agents.core.config_checks import ConfigError
 from agents.impala import config as impala_config
 from agents.ops import off_policy
@@ -116,7 +116,7 @@ def _loss(u, config):
     data = {k: tf.constant(u[k]) for k in ('behaviour_logits', 'action', 'reward', 'discount',
                                            'mask')}
     data['origin'] = tf.zeros([u['reward'].shape[1]], tf.int32)
-    return unrolls.actor_critic_loss(tf.constant(u['logits']), tf.constant(u['values']), data,
+    return learning.actor_critic_loss(tf.constant(u['logits']), tf.constant(u['values']), data,
                                      config)
 
 

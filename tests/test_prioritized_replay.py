@@ -5,7 +5,7 @@ import pytest
 import reverb
 import tensorflow as tf
 
-from agents.core import adders
+from agents.core import transitions
 from agents.ops import replay
 from agents.ops import value_learning
 from reverb_tables import tables
@@ -13,7 +13,7 @@ from reverb_tables import tables
 STEP_SPEC = {'observation': tf.TensorSpec([2], tf.float32), 'action': tf.TensorSpec([], tf.int32)}
 N, GAMMA = 3, 0.9
 ALPHA = 0.6
-SIGNATURE = tables.transition_signature(STEP_SPEC, N)
+SIGNATURE = transitions.transition_signature(STEP_SPEC, N)
 
 
 def _transition(i):
@@ -181,7 +181,7 @@ def _reference(steps, reward_clip):
 def test_adder_writes_n_step_transitions_with_initial_priorities(batch_size):
     server = reverb.Server([reverb.Table.queue('transitions', 100, signature=SIGNATURE)])
     client = reverb.Client(f'localhost:{server.port}')
-    adder = adders.NStepTransitionAdder(client, 'transitions', n_step=N, discount=GAMMA,
+    adder = transitions.NStepTransitionAdder(client, 'transitions', n_step=N, discount=GAMMA,
                                         batch_size=batch_size, reward_clip=1.0)
     steps = _stream(np.random.default_rng(0))
     for step in steps:
@@ -194,7 +194,7 @@ def test_adder_writes_n_step_transitions_with_initial_priorities(batch_size):
     for t, partial, scale, bootstrap_step in expected:
         sample = next(client.sample('transitions', 1, emit_timesteps=False,
                                     unpack_as_table_signature=True))
-        data = tables.stacked_transitions({k: v[None] for k, v in sample.data.items()})
+        data = transitions.stacked_transitions({k: v[None] for k, v in sample.data.items()})
         data = {k: np.asarray(v)[0] for k, v in data.items()}
         assert int(data['action']) == t
         np.testing.assert_array_equal(data['observation'], steps[t]['observation'])
@@ -217,7 +217,7 @@ def test_adder_writes_n_step_transitions_with_initial_priorities(batch_size):
 
 def test_adder_refuses_a_recurrent_core_state():
     server = reverb.Server([reverb.Table.queue('transitions', 100, signature=SIGNATURE)])
-    adder = adders.NStepTransitionAdder(reverb.Client(f'localhost:{server.port}'),
+    adder = transitions.NStepTransitionAdder(reverb.Client(f'localhost:{server.port}'),
                                         'transitions', n_step=N, discount=GAMMA, batch_size=1)
     step = dict(_stream(np.random.default_rng(0))[0], core_state=np.zeros(4, np.float32))
     with pytest.raises(ValueError, match='needs a SequenceAdder'):

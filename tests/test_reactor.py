@@ -17,7 +17,7 @@ from agents.reactor import builder as reactor_builder
 from agents.reactor import config as reactor_config
 from agents.reactor import learning
 from launch_processes import wait_for
-from reverb_tables import lazy_priorities
+from agents.reactor import lazy_priorities
 from reverb_tables import tables
 
 

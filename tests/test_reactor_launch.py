@@ -18,7 +18,7 @@ from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
 from launch_processes import wait_for
-from reverb_tables import lazy_priorities
+from agents.reactor import lazy_priorities
 
 
 def _restored_sizes(run_dir):

@@ -13,7 +13,8 @@ from agents.core import steps
 from agents.core import variables
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
-from agents.core import unrolls
+from agents.core import datasets
+from agents.impala import learning
 from launch import evaluate
 from paper_tables import protocols
 from reverb_tables import tables
@@ -57,7 +58,7 @@ def test_learner_unroll_equals_the_actors_step_by_step_outputs(written):
     first = batch['first'].numpy()
     # Episodes of 30 steps in unrolls of 6: some unrolls have an episode start after step 0.
     assert first[:, 1:].any() and (batch['mask'].numpy() == 0).any()
-    logits, _ = unrolls.network_outputs(network, unrolls.time_major(batch))
+    logits, _ = learning.network_outputs(network, datasets.time_major(batch))
     logits = tf.transpose(logits, [1, 0, 2]).numpy()
     real = batch['mask'].numpy() == 1      # mask-0 steps hold no behaviour logits
     np.testing.assert_allclose(logits[real], batch['behaviour_logits'].numpy()[real],
@@ -71,7 +72,7 @@ def test_state_is_stored_once_per_unroll_and_continues_across_unrolls(written):
     # The state stored with an unroll is the state the previous unroll of the same environment
     # ends in (consecutive unrolls share a step): rerun unroll 0 and compare with unroll j.
     batch = _batch(items)
-    data = unrolls.time_major(batch)
+    data = datasets.time_major(batch)
     unroll_data = tf.nest.map_structure(lambda x: x[:-1], {
         k: v for k, v in data.items() if k != steps.CORE_STATE})
     _, end_states = network.unroll(unroll_data['observation'], unroll_data['prev_action'],

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from agents.core import adders
 from agents.core import learner
+from agents.core import steps
 from agents.core import variables
 from reverb_tables import tables
 
@@ -14,7 +15,8 @@ STEP_SPEC = {'x': tf.TensorSpec([2], tf.float32), 'n': tf.TensorSpec([], tf.int3
 
 @pytest.fixture
 def server():
-    server = reverb.Server([tables.queue_table(STEP_SPEC, unroll_length=3, max_size=100),
+    unrolls = steps.trajectory_signature(STEP_SPEC, 4)   # unrolls of T = 3 (T + 1 steps)
+    server = reverb.Server([tables.queue_table(unrolls, max_size=100),
                             tables.variables_table(), tables.episode_stats_table()])
     yield server
     server.stop()

@@ -9,11 +9,11 @@ import tensorflow as tf
 
 from agents.apex import acting
 from agents.apex import learning
-from agents.core import adders
 from agents.core import builders
 from agents.core import datasets
 from agents.core import replay_feedback
 from agents.core import steps
+from agents.core import transitions
 from agents.networks import dpg
 from agents.networks import dqn
 from environments import atari
@@ -35,7 +35,7 @@ class _ApexBuilder(builders.Builder):
 
     def tables(self) -> list[builders.TableDeclaration]:
         c = self.config
-        signature = tables.transition_signature(self.step_spec(), c.n_step, self.stack)
+        signature = transitions.transition_signature(self.step_spec(), c.n_step, self.stack)
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
@@ -54,9 +54,9 @@ class _ApexBuilder(builders.Builder):
             replay_address, [(self.table(tables.PRIORITIZED, learner_id), c.batch_size)],
             prefetch=c.prefetch_batches, readers=c.replay_readers))
 
-    def adder(self, client: reverb.Client, learner_id: int) -> adders.NStepTransitionAdder:
+    def adder(self, client: reverb.Client, learner_id: int) -> transitions.NStepTransitionAdder:
         c = self.config
-        return adders.NStepTransitionAdder(
+        return transitions.NStepTransitionAdder(
             client, self.table(tables.PRIORITIZED, learner_id), n_step=c.n_step,
             discount=c.discount, batch_size=c.transition_batch_size,
             reward_clip=c.reward_clip or None, stack=self.stack)

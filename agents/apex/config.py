@@ -6,6 +6,7 @@ paper does not state say so. Presets for small machines live in the preset funct
 import ml_collections
 
 from agents.core import config_checks
+from environments import settings
 
 
 def _replay_and_actors(c: ml_collections.ConfigDict) -> None:
@@ -164,7 +165,7 @@ FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', '
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for Ape-X settings out of range; resolves the game or task name."""
     if config.experiment == 'apex_dqn_atari':
-        config_checks.atari_environment(config)
+        config_checks.environment(settings.atari, config)
         config_checks.in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
         config_checks.positive(config, 'rmsprop_epsilon', 'max_grad_norm')
     else:

@@ -9,10 +9,10 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import optimizers
+from agents.core import transitions
 from agents.core import variables
 from agents.ops import replay
 from agents.ops import value_learning
-from reverb_tables import tables
 
 
 def _weights(info, beta):
@@ -51,7 +51,7 @@ class ApexDQNLearning(_TargetNetworkLearning):
     def _update(self, sample):
         """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
         c = self._config
-        data = tables.stacked_transitions(sample.data)
+        data = transitions.stacked_transitions(sample.data)
         q_target_tn = self.target_network(data['next_observation'])
         weights = _weights(sample.info, c.importance_sampling_exponent)
         with tf.GradientTape() as tape:
@@ -89,7 +89,7 @@ class ApexDPGLearning(_TargetNetworkLearning):
 
     def _update(self, sample):
         c = self._config
-        data = tables.stacked_transitions(sample.data)
+        data = transitions.stacked_transitions(sample.data)
         observation, next_observation = data['observation'], data['next_observation']
         target = self.target_network
         q_target_tn = target.critic(next_observation, target.policy(next_observation))

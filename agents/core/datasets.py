@@ -11,6 +11,8 @@ from typing import Sequence
 import reverb
 import tensorflow as tf
 
+from agents.core import steps
+
 ORIGIN = 'origin'
 
 
@@ -41,3 +43,26 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
 
     dataset = datasets[0] if len(datasets) == 1 else tf.data.Dataset.zip(tuple(datasets))
     return dataset.map(concatenate).prefetch(prefetch)
+
+
+def online(data) -> tf.Tensor:
+    """[B] 1.0 for the unrolls of the online queue, 0.0 for replayed ones."""
+    return tf.cast(tf.equal(data[ORIGIN], 0), tf.float32)
+
+
+def time_major(batch):
+    """[B, T, ...] -> [T, B, ...] for every step field; the core state ([B, ...]: one per
+    unroll) stays as it is, and `origin` [B] is added (all 0) where the batch has none."""
+    data = {name: value for name, value in batch.items()
+            if name not in (steps.CORE_STATE, ORIGIN)}
+    data = tf.nest.map_structure(_time_major, data)
+    if steps.CORE_STATE in batch:
+        data[steps.CORE_STATE] = batch[steps.CORE_STATE]
+    data[ORIGIN] = batch.get(
+        ORIGIN, tf.zeros(tf.shape(batch['reward'])[:1], tf.int32))
+    return data
+
+
+def _time_major(x):
+    perm = [1, 0] + list(range(2, x.shape.rank))
+    return tf.transpose(x, perm)

@@ -41,6 +41,12 @@ class CheckpointError(RuntimeError):
     """The learner stopped: no checkpoint could be read, or its final one could not be written."""
 
 
+class ReplayBehindError(RuntimeError):
+    """The learner stopped: its replay state belongs to its checkpoint (Reactor's lazy
+    priorities), and the live replay server is not at that checkpoint. The launcher restarts
+    the replay server from its checkpoint, then the learner (launch/runtime.py)."""
+
+
 def lock_directory(directory: str, owner: str, remedy: str):
     """Holds an exclusive lock on `directory` for as long as the returned file stays open
     (the process's life): a second writer gets a one-line ConfigError instead of corrupting

@@ -123,3 +123,16 @@ def bootstrap_step(final_observation, last: Mapping[str, Any], core_state=None) 
                     prev_reward=last['reward'])
         step[CORE_STATE] = core_state
     return step
+
+
+def trajectory_signature(step_spec: Mapping[str, Any], length: int) -> dict[str, Any]:
+    """Signature of items holding `length` consecutive steps of `step_spec`; a recurrent
+    core's state (CORE_STATE) is held once, for the first step. A nested field (DMLab's
+    observation: frame and instruction) gets one column per leaf."""
+    signature = {name: tree.map_structure_with_path(
+                     lambda path, s, n=name: tf.TensorSpec(
+                         [length, *s.shape], s.dtype, '/'.join(map(str, (n, *path)))), spec)
+                 for name, spec in step_spec.items() if name != CORE_STATE}
+    if CORE_STATE in step_spec:
+        signature[CORE_STATE] = step_spec[CORE_STATE]
+    return signature

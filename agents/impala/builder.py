@@ -1,28 +1,115 @@
-"""IMPALA as builders (agents/core/builders.py): the unroll machinery of agents/core/unrolls.py
-with IMPALA's loss, on one Atari game, on Atari-57 or on DMLab-30 (the multi-task agents of
-sec. 5.3)."""
+"""IMPALA as builders (agents/core/builders.py), on one Atari game, on Atari-57 or on DMLab-30
+(the multi-task agents of sec. 5.3). `UnrollBuilder` is what every agent learning from actors'
+unrolls with behaviour logits shares: IMPALA's, and LASER's (agents/laser builds on it).
+"""
 import ml_collections
+import reverb
+import sonnet as snt
 import tensorflow as tf
 
+from agents.core import adders
 from agents.core import builders
-from agents.core import unrolls
+from agents.core import datasets
+from agents.core import softmax_policy
+from agents.core import steps
+from agents.impala import config as impala_config
 from agents.impala import learning
 from agents.networks import impala as impala_networks
 from environments import atari
 from environments import dmlab
 from environments import names
+from reverb_tables import tables
+
+
+class UnrollBuilder(builders.Builder):
+    """Tables, network, dataset, adder and policy of an agent that learns from unrolls."""
+
+    def replay_capacity(self) -> int:
+        """Unrolls the replay table holds (FIFO removal beyond)."""
+        return self.config.replay_capacity
+
+    def network(self) -> snt.Module:
+        """Figure 3's net: feed-forward (IMPALA's Atari experts) or with the LSTM core fed the
+        last action and clipped reward (`core='lstm'`)."""
+        c = self.config
+        if c.core == 'lstm':
+            network = impala_networks.ImpalaRecurrentNet(
+                self.num_actions, torso=c.torso, use_instruction=False,
+                channel_multiplier=c.channel_multiplier)
+            network.unroll(tf.zeros((1, 1, *self.observation_shape), tf.uint8),
+                           tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
+                           tf.ones((1, 1), tf.bool), network.initial_state(1))
+            return network
+        network = impala_networks.ImpalaFeedForwardNet(self.num_actions, torso=c.torso,
+                                                       channel_multiplier=c.channel_multiplier)
+        network(tf.zeros((1, *self.observation_shape), tf.uint8))
+        return network
+
+    def step_spec(self) -> dict:
+        core_state = None
+        if self.config.core == 'lstm':
+            core_state = steps.state_spec(impala_networks.ImpalaRecurrentNet(
+                self.num_actions, use_instruction=False).initial_state(1))
+        return steps.step_spec(
+            observation=tf.TensorSpec(self.observation_shape, tf.uint8),
+            action=tf.TensorSpec([], tf.int32),
+            extras={'behaviour_logits': tf.TensorSpec([self.num_actions], tf.float32)},
+            core_state=core_state)
+
+    def tables(self) -> list[builders.TableDeclaration]:
+        c = self.config
+        # Unrolls of T+1 steps: step T of one unroll is step 0 of the next (overlap 1), so the
+        # learner bootstraps from V(x_T) and learns from every transition once (sec. 3).
+        signature = steps.trajectory_signature(self.step_spec(), c.unroll_length + 1)
+        declared = [builders.TableDeclaration(
+            tables.QUEUE, lambda name: tables.queue_table(signature, c.queue_size, name=name))]
+        if c.replay_proportion:
+            declared.append(builders.TableDeclaration(
+                tables.REPLAY, lambda name: tables.uniform_replay_table(
+                    signature, self.replay_capacity(), impala_config.replay_batch_size(c),
+                    name=name),
+                shared=c.replay_shared))
+        return declared
+
+    def dataset(self, replay_address: str, learner_id: int):
+        c = self.config
+        replayed = impala_config.replay_batch_size(c)
+        parts = [(self.table(tables.QUEUE, learner_id), c.batch_size - replayed)]
+        if replayed:
+            parts.append((self.table(tables.REPLAY, learner_id), replayed))
+        return iter(datasets.batches(replay_address, parts).map(lambda sample: sample.data))
+
+    def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
+        priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
+        if self.config.replay_proportion:
+            priorities[self.table(tables.REPLAY, learner_id)] = adders.constant_priority()
+        return adders.SequenceAdder(client, priorities, length=self.config.unroll_length + 1,
+                                    period=self.config.unroll_length)
+
+    def actor_update_period(self) -> int:
+        """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""
+        return self.config.unroll_length
+
+    def policy(self, network: snt.Module, actor_id: int,
+               seed: int) -> softmax_policy.SoftmaxPolicy:
+        del actor_id, seed   # sampling is seeded through tf.random.set_seed
+        return softmax_policy.SoftmaxPolicy(network, jit_compile=False)
+
+    def evaluation_policy(self, network: snt.Module) -> softmax_policy.SoftmaxPolicy:
+        """Actor-critic agents are evaluated acting by their own stochastic policy."""
+        return softmax_policy.SoftmaxPolicy(network)
 
 
 class _ImpalaLearning:
     """The learner of every IMPALA builder."""
 
-    def learning_state(self) -> unrolls.UnrollLearning:
+    def learning_state(self) -> learning.UnrollLearning:
         c = self.config
         return learning.impala_learning(self.network(), c,
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
 
-class ImpalaAtariBuilder(_ImpalaLearning, atari.AtariExperiment, unrolls.UnrollBuilder):
+class ImpalaAtariBuilder(_ImpalaLearning, atari.AtariExperiment, UnrollBuilder):
     """Actors write unrolls of T+1 steps into a queue, and into a uniform replay when
     `replay_proportion` > 0 (sec. 5.2.2); the learner's batches mix the two."""
 
@@ -43,7 +130,7 @@ class ImpalaAtari57Builder(ImpalaAtariBuilder):
         return atari.from_config(one_game, seed, evaluation)
 
 
-class ImpalaDmLab30Builder(_ImpalaLearning, dmlab.DmLabExperiment, unrolls.UnrollBuilder):
+class ImpalaDmLab30Builder(_ImpalaLearning, dmlab.DmLabExperiment, UnrollBuilder):
     """The multi-task agent on DMLab-30 (sec. 5.3.1): figure 3's network with the LSTM core
     and the instruction encoder, one for every level of `config.tasks`. A step's observation
     is the frame and the instruction's word ids (environments/dmlab.py)."""

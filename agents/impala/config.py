@@ -8,6 +8,7 @@ import ml_collections
 from agents.core import config_checks
 from agents.core import population
 from agents.core import sweeps
+from environments import settings
 
 
 def atari_experts() -> ml_collections.ConfigDict:
@@ -133,7 +134,7 @@ SWEEPS = sweeps.Sweeps(named={}, sweepable=(), initial_population=TABLE_D1)
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for IMPALA Atari settings out of range; resolves the game name."""
-    config_checks.atari_environment(config)
+    config_checks.environment(settings.atari, config)
     _check_learning(config)
 
 
@@ -144,9 +145,8 @@ def _check_learning(config: ml_collections.ConfigDict) -> None:
     from agents.ops import off_policy, rewards  # pylint: disable=import-outside-toplevel
     config_checks.one_of(config, 'off_policy_correction', off_policy.CORRECTIONS)
     config_checks.one_of(config, 'reward_clipping', rewards.CLIPPINGS)
-    config_checks.unroll_learning(config, config.replay_capacity, 'replay_capacity')
-    from agents.core import unrolls  # pylint: disable=import-outside-toplevel
-    population.check(config, unrolls.ADAPTABLE)
+    check_unroll_learning(config, config.replay_capacity, 'replay_capacity')
+    population.check(config, ADAPTABLE)
 
 
 # The multi-task agents (sec. 5.3): one set of weights for every task of a suite. A run's
@@ -360,7 +360,7 @@ def check_atari57(config: ml_collections.ConfigDict) -> None:
     tasks = _check_tasks(config, names.atari_rom_id)
     one_game = ml_collections.ConfigDict(config.to_dict())
     one_game.game = tasks[0]
-    config_checks.atari_environment(one_game)
+    config_checks.environment(settings.atari, one_game)
     _check_learning(config)
 
 
@@ -404,3 +404,44 @@ def _check_dmlab(config: ml_collections.ConfigDict) -> None:
         dmlab.import_deepmind_lab()
     except dmlab.DeepMindLabMissing as e:
         raise config_checks.ConfigError(str(e)) from None
+
+
+# What population-based training can adapt during a run (app. F and G).
+ADAPTABLE = ('learning_rate', 'entropy_cost', 'rmsprop_epsilon', 'max_grad_norm')
+
+
+def replay_batch_size(config: ml_collections.ConfigDict) -> int:
+    """Trajectories of each batch drawn from replay: `replay_proportion` of the batch."""
+    return round(config.replay_proportion * config.batch_size)
+
+
+def check_unroll_learning(config: ml_collections.ConfigDict, replay_capacity: int,
+                          capacity_field: str) -> None:
+    """The settings of an agent learning from unrolls (IMPALA, and LASER built on it), whose
+    replay holds `replay_capacity` unrolls as `--config.<capacity_field>` sets it."""
+    checks = config_checks
+    checks.at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size', 'channel_multiplier')
+    checks.at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
+    checks.in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum',
+                            'vtrace_lambda')
+    checks.positive(config, 'learning_rate', 'rmsprop_epsilon')
+    checks.one_of(config, 'torso', ('shallow', 'deep'))
+    checks.one_of(config, 'core', ('feed_forward', 'lstm'))
+    if config.torso == 'shallow' and config.channel_multiplier != 1:
+        raise checks.ConfigError('--config.channel_multiplier widens the deep torso only: use '
+                                 '--config.torso=deep, or channel_multiplier=1')
+    proportion = config.replay_proportion
+    if not 0.0 <= proportion < 1.0:
+        raise checks.ConfigError(f'--config.replay_proportion must be in [0, 1) (the online '
+                                 f'queue needs a part of every batch), got {proportion}')
+    replayed = replay_batch_size(config)
+    if proportion and not 1 <= replayed < config.batch_size:
+        raise checks.ConfigError(
+            f'--config.replay_proportion={proportion} of --config.batch_size='
+            f'{config.batch_size} is {proportion * config.batch_size:g} trajectories: each '
+            f'batch needs at least one replayed and one online trajectory (batches take '
+            f'round(proportion x batch) from replay)')
+    if proportion and replay_capacity < replayed:
+        raise checks.ConfigError(
+            f'--config.{capacity_field}={config[capacity_field]} holds {replay_capacity} '
+            f'trajectories, fewer than one replay batch ({replayed})')

@@ -1,14 +1,15 @@
-"""LASER on Atari as a builder (agents/core/builders.py): IMPALA's unroll machinery
-(agents/core/unrolls.py) with a replay sized in observations, shared by a sweep, checkpointed
+"""LASER on Atari as a builder (agents/core/builders.py): IMPALA's unroll builder
+(agents/impala/builder.py) with a replay sized in observations, shared by a sweep, checkpointed
 with the learners, and LASER's loss."""
 from agents.core import builders
-from agents.core import unrolls
 from agents.laser import config as laser_config
+from agents.impala import builder as impala_builder
+from agents.impala import learning as impala_learning
 from agents.laser import learning
 from environments import atari
 
 
-class LaserAtariBuilder(atari.AtariExperiment, unrolls.UnrollBuilder):
+class LaserAtariBuilder(atari.AtariExperiment, impala_builder.UnrollBuilder):
     """Each agent's actors write unrolls of T+1 steps into its own online queue and into the
     replay (sec. 5.1); with `replay_shared` every agent of the sweep writes to and samples from
     one replay table (sec. 5.4). Each batch: online unrolls, then replayed ones."""
@@ -19,7 +20,7 @@ class LaserAtariBuilder(atari.AtariExperiment, unrolls.UnrollBuilder):
     def replay_capacity(self) -> int:
         return laser_config.replay_capacity(self.config)
 
-    def learning_state(self) -> unrolls.UnrollLearning:
+    def learning_state(self) -> impala_learning.UnrollLearning:
         c = self.config
         return learning.laser_learning(self.network(), c,
                                        jit_compile=builders.resolve_jit(c.jit_compile))

@@ -9,6 +9,8 @@ import ml_collections
 
 from agents.core import config_checks
 from agents.core import sweeps
+from agents.impala import config as impala_config
+from environments import settings
 
 # Not stated in the paper. Chosen by a short sweep of b in {0.1, 0.3, 1.0, infinity} on a shared
 # 3-agent Breakout sweep (benchmarks/README.md, "LASER"): the smallest value tried that stays
@@ -172,8 +174,9 @@ def replay_capacity(config: ml_collections.ConfigDict) -> int:
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for LASER settings out of range; resolves the game name."""
-    config_checks.atari_environment(config)
+    config_checks.environment(settings.atari, config)
     config_checks.runtime(config)
     config_checks.at_least(config, 1, 'unroll_length', 'replay_capacity_observations')
     config_checks.positive(config, 'trust_region_threshold')
-    config_checks.unroll_learning(config, replay_capacity(config), 'replay_capacity_observations')
+    impala_config.check_unroll_learning(config, replay_capacity(config),
+                                        'replay_capacity_observations')

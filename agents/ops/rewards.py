@@ -1,6 +1,6 @@
 """Reward preprocessing in the learner's loss (IMPALA table G.1, table D.3 and figure D.1).
 
-The environment returns raw game scores; the loss sees them transformed (agents/core/unrolls.py).
+The environment returns raw game scores; the loss sees them transformed (agents/impala/learning.py).
 """
 import tensorflow as tf
 

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from agents.core import adders
 from agents.core import steps
-from reverb_tables import lazy_priorities
+from agents.reactor import lazy_priorities
 
 
 class ReactorPolicy:
@@ -44,7 +44,7 @@ class ReactorPolicy:
 class StreamAdder:
     """A `SequenceAdder` whose steps also carry their stream (a random id per environment and
     adder, so an actor's restart starts a new stream) and position in it, the fields lazy
-    priorities order sequences by (reverb_tables/lazy_priorities.py)."""
+    priorities order sequences by (agents/reactor/lazy_priorities.py)."""
 
     def __init__(self, sequences: adders.SequenceAdder):
         self._sequences = sequences

@@ -13,10 +13,9 @@ from agents.core import replay_feedback
 from agents.core import steps
 from agents.networks import reactor as reactor_network
 from agents.reactor import acting
+from agents.reactor import lazy_priorities
 from agents.reactor import learning
 from environments import atari
-from reverb_tables import lazy_priorities
-from reverb_tables import tables
 
 PACE = 'reactor_pace'
 
@@ -47,7 +46,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
 
     def tables(self) -> list[builders.TableDeclaration]:
         c = self.config
-        signature = tables.trajectory_signature(self.step_spec(), c.sequence_length)
+        signature = steps.trajectory_signature(self.step_spec(), c.sequence_length)
         lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay_capacity,
                                            slack=c.replay_slack)
         pace = reverb.Table(

@@ -7,6 +7,7 @@ and why ours (docs/fidelity.md, "Reactor", lists them). Presets for small machin
 import ml_collections
 
 from agents.core import config_checks
+from environments import settings
 
 
 def atari() -> ml_collections.ConfigDict:
@@ -60,7 +61,7 @@ def atari() -> ml_collections.ConfigDict:
     # Replay (sec. 3.3, appendix 6.3).
     c.replay_capacity = 1_000_000    # not stated; sequences (one per step: 1M steps, DQN's)
     c.replay_slack = 10_000          # ours: room for sequences not yet registered (Reverb
-                                     # keeps capacity + slack; reverb_tables/lazy_priorities.py)
+                                     # keeps capacity + slack; agents/reactor/lazy_priorities.py)
     c.replay_epsilon = 0.01          # not stated: the eps of uniform sampling (sec. 3.3)
     c.min_replay_size = 10_000       # not stated; sequences before learning starts
 
@@ -122,7 +123,7 @@ FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_atom
 
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for Reactor settings out of range; resolves the game name."""
-    config_checks.atari_environment(config)
+    config_checks.environment(settings.atari, config)
     config_checks.runtime(config)
     if config.num_learners != 1:
         raise config_checks.ConfigError(

@@ -18,8 +18,8 @@ import sonnet as snt
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from agents.core import datasets
 from agents.core import optimizers
-from agents.core import unrolls
 from agents.core import steps
 from agents.core import variables
 from agents.networks import reactor as reactor_network
@@ -118,7 +118,7 @@ class ReactorLearning(tf.Module):
         """One step on `batch`: [B, n, ...] sequences as the actors wrote them, their stored
         `core_state`, `weights` [B] and `keys` [B] (passed through for the priorities)."""
         c = self._config
-        data = unrolls.time_major({name: value for name, value in batch.items()
+        data = datasets.time_major({name: value for name, value in batch.items()
                                    if name not in ('weights', 'keys')})
         state = _state(data[steps.CORE_STATE])
         target, _ = self.target_network.unroll(data['observation'], data['first'], state)

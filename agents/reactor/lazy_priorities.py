@@ -70,6 +70,8 @@ import reverb
 import tensorflow as tf
 import tree
 
+from agents.core import learner as learner_lib
+
 LAZY_PRIORITIZED = 'lazy_prioritized'
 LAZY_UNIFORM = 'lazy_uniform'
 LAZY_SNAPSHOT = 'lazy_snapshot'
@@ -402,7 +404,7 @@ def importance_weights(info) -> tf.Tensor:
     return tf.cast(1.0 / (size * probability), tf.float32)
 
 
-class ReplayDivergedError(RuntimeError):
+class ReplayDivergedError(learner_lib.ReplayBehindError):
     """The tables are not those of the restored bookkeeping (`LazyReplay`)."""
 
 
