@@ -102,10 +102,10 @@ def _row_verdict(row, folder, threshold, threshold_text):
         return threshold_text
     score = score_at(folder, frames)
     if score is None:
-        return (f'not reached: the run ended at {frames_text(folder.run["frames"])} '
+        return (f'not reached: the run has {frames_text(folder.run["frames"])} frames '
                 f'(target {threshold_text})')
-    return f'{verdict(score, threshold)}: {score:.1f} at {frames_text(frames)}, target ' \
-           f'{threshold_text}'
+    return (f'{verdict(score, threshold)}: {score:.1f} at {frames_text(frames)}, target '
+            f'{threshold_text}')
 
 
 def _duration(seconds):
