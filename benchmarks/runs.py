@@ -19,3 +19,15 @@ def run_together(commands):
     for process, command in zip(processes, commands):
         if process.wait() != 0:
             raise SystemExit(f'failed: {" ".join(command)}')
+
+
+def training_time(learner_rows, pause_s: float = 60.0) -> tuple[float, int]:
+    """(seconds, frames) between a learner's consecutive log rows, leaving out gaps over
+    `pause_s` (a stopped run and its resumption)."""
+    seconds, frames = 0.0, 0
+    for before, after in zip(learner_rows, learner_rows[1:]):
+        gap = float(after['wall_time']) - float(before['wall_time'])
+        if gap <= pause_s:
+            seconds += gap
+            frames += int(after['frames']) - int(before['frames'])
+    return seconds, frames

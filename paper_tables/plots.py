@@ -1,4 +1,5 @@
-"""Learning curves of runs against the paper's final scores (the report's PNG)."""
+"""Learning curves of runs against the paper's final scores (the report's PNG), and against
+published figures at given frames (results/<row>/curve.png)."""
 import math
 
 import matplotlib
@@ -10,7 +11,7 @@ import numpy as np  # noqa: E402
 SMOOTHING_EPISODES = 100
 
 
-def _smooth(returns):
+def smooth(returns):
     """Mean of the last SMOOTHING_EPISODES returns at each episode."""
     cumulative = np.cumsum(np.insert(np.asarray(returns, dtype=float), 0, 0.0))
     window = np.minimum(np.arange(1, len(returns) + 1), SMOOTHING_EPISODES)
@@ -25,6 +26,15 @@ def _off_scale(score, returns):
     return not low - 2 * span <= score <= high + 2 * span
 
 
+def _plot_ours(ax, curve):
+    """Each game's return and the mean of the last SMOOTHING_EPISODES; returns the returns."""
+    frames, returns = np.array(curve, dtype=float).T
+    ax.plot(frames, returns, '.', markersize=2, alpha=0.3, color='tab:blue')
+    ax.plot(frames, smooth(returns), color='tab:blue',
+            label=f'ours (mean of {SMOOTHING_EPISODES} episodes)')
+    return returns
+
+
 def learning_curves(curves, path, paper_label):
     """Write a PNG with one panel per curve.
 
@@ -35,10 +45,7 @@ def learning_curves(curves, path, paper_label):
     figure, axes = plt.subplots(rows, columns, figsize=(5 * columns, 3.5 * rows), squeeze=False)
     for ax, (title, curve, paper_score) in zip(axes.flat, curves):
         if curve:
-            frames, returns = np.array(curve, dtype=float).T
-            ax.plot(frames, returns, '.', markersize=2, alpha=0.3, color='tab:blue')
-            ax.plot(frames, _smooth(returns), color='tab:blue',
-                    label=f'ours (mean of {SMOOTHING_EPISODES} episodes)')
+            returns = _plot_ours(ax, curve)
         else:
             ax.text(0.5, 0.5, 'no logs/episodes.csv', ha='center', transform=ax.transAxes)
         if paper_score is not None and curve and _off_scale(paper_score, returns):
@@ -53,6 +60,35 @@ def learning_curves(curves, path, paper_label):
             ax.legend(fontsize='small')
     for ax in axes.flat[len(curves):]:
         ax.axis('off')
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def curve_with_points(path, title, curve, points, threshold, x_label):
+    """Write a PNG of one run's training games against frames, with a threshold line and
+    published figures drawn as points labelled with their sources.
+
+    curve: [(frames, return), ...]; points: [(first frames, last frames, score, source)], a
+    range of frames drawn as a horizontal bar; threshold: (score, label) or None.
+    """
+    figure, ax = plt.subplots(figsize=(8, 4.5))
+    if curve:
+        _plot_ours(ax, curve)
+    sources = list(dict.fromkeys(source for *_, source in points))
+    for source, marker, color in zip(sources, 'os^D', ('tab:red', 'tab:orange', 'tab:green',
+                                                       'tab:purple')):
+        low, high, score = np.array([p[:3] for p in points if p[3] == source], dtype=float).T
+        middle = (low + high) / 2
+        ax.errorbar(middle, score, xerr=[middle - low, high - middle], fmt=marker, capsize=3,
+                    color=color, label=source)
+    if threshold is not None:
+        ax.axhline(threshold[0], color='grey', linestyle=':', label=threshold[1])
+    ax.set_title(title, fontsize='medium')
+    ax.set_xlabel(x_label)
+    ax.set_ylabel('training game return (raw score)')
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize='small')
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

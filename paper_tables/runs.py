@@ -36,7 +36,8 @@ class Run:
     curve: tuple        # (frames, episode_return) per finished training episode
 
 
-def _read_csv(path):
+def read_csv(path):
+    """A CSV file with a header as a list of dicts of strings."""
     with open(path, newline='') as f:
         return list(csv.DictReader(f))
 
@@ -44,7 +45,7 @@ def _read_csv(path):
 def _evaluations(path, checkpoint_frames):
     """Evaluations at `checkpoint_frames`, or at each game's latest checkpoint when None."""
     grouped = {}
-    for row in _read_csv(path):
+    for row in read_csv(path):
         key = (row['game'], row['protocol'], int(float(row['checkpoint_frames'])))
         grouped.setdefault(key, []).append(float(row['score']))
     chosen = {}
@@ -68,7 +69,7 @@ def _greediest(config):
 def _curve(path, config):
     if not path.exists():
         return ()
-    rows = _read_csv(path)
+    rows = read_csv(path)
     greediest = _greediest(config)
     if greediest and rows and 'env' in rows[0]:
         rows = [row for row in rows if (row['actor'], row['env']) == greediest]

@@ -1,0 +1,272 @@
+"""Reproduction results as data (issue 23): a folder per row in results/, one command to
+regenerate each, and the table of results/README.md generated from the folders.
+
+  python -m benchmarks.results --row=impala_pong              # train (or resume), copy, draw
+  python -m benchmarks.results --row=impala_pong --collect    # copy and draw, no training
+  python -m benchmarks.results --row=impala_pong --plot_only  # redraw results/impala_pong
+  python -m benchmarks.results --table                        # rewrite results/README.md's table
+
+A row trains in RUN_ROOT/<row> (--run_root, default runs/results); re-running resumes it. Its
+folder holds episodes.csv and config.json (copied from the run), evaluation.csv (when the run
+ended with an evaluation), run.json (command, commit, date, frames, training time, frames/s,
+changes from the paper's config) and curve.png.
+"""
+import dataclasses
+import datetime
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+from benchmarks import results_table
+from benchmarks import runs as benchmark_runs
+from launch import experiments
+from paper_tables import plots
+from paper_tables import runs
+
+_ROW = flags.DEFINE_string('row', None, 'The row to regenerate (see ROWS).')
+_PLOT_ONLY = flags.DEFINE_bool('plot_only', False, 'Only redraw the row\'s curve.png.')
+_COLLECT = flags.DEFINE_bool('collect', False, 'Copy the row\'s run and draw, without training.')
+_TABLE = flags.DEFINE_bool('table', False, 'Rewrite the table of RESULTS_DIR/README.md.')
+_RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
+                                'Where the rows\' runs are (RUN_ROOT/<row>).')
+_RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', 'Where the rows\' folders are.')
+
+# Config fields about logging, not about what is trained, left out of the changes.
+_NOT_TRAINING = ('checkpoint_interval_s', 'log_interval_s')
+
+M = 1_000_000
+SOURCES = {
+    'torchbeast': 'torchbeast PolyBeast, 48 actors, evaluated checkpoints '
+                  '(facebookresearch/torchbeast, README figure)',
+    'RLlib IMPALA Pong': 'RLlib IMPALA (ray-project/rl-experiments, pong-impala)',
+    'RLlib IMPALA Breakout': 'RLlib IMPALA, 32 workers x 5 envs (ray-project/rl-experiments)',
+    'RLlib Ape-X Breakout': 'RLlib Ape-X DQN, 8 workers x 8 envs (ray-project/rl-experiments)',
+    'D4PG': 'D4PG, published learning curves on DeepMind Control from states '
+            '(environment steps)',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Published:
+    """A published mean training return at `frames`, from SOURCES[source]."""
+    frames: int
+    score: float
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Crossing:
+    """A published first crossing of the row's threshold, between `first` and `last` frames."""
+    first: int
+    last: int
+    source: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """`score` by `frames`, or `factor` x the best score of the rows `relative_to` at `frames`."""
+    frames: int
+    score: float | None = None
+    relative_to: tuple[str, ...] = ()
+    factor: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One line of results/README.md: the command that trains it and what it is held to."""
+    name: str
+    agent: str
+    program: str                 # the launch module
+    flags: tuple[str, ...]       # its flags but --run_dir
+    marks: tuple[int, ...]       # frames at which the last-100 mean is reported
+    target: Target
+    published: tuple[Published, ...] = ()
+    published_crossing: Crossing | None = None
+    stop_frames: int | None = None  # stopped (checkpointed) here instead of at total_frames
+    note: str = ''               # said while the row has no folder
+
+    @property
+    def preset(self):
+        return next(f.split('=', 1)[1] for f in self.flags if f.startswith('--preset='))
+
+    def command(self, run_dir):
+        return ['python', '-m', self.program, *self.flags, f'--run_dir={run_dir}']
+
+    def command_line(self, run_dir):
+        stop = f'  # stopped at {self.stop_frames:,} frames' if self.stop_frames else ''
+        return shlex.join(self.command(run_dir)) + stop
+
+
+def _atari(program, game, preset, frames):
+    return program, (f'--game={game}', f'--preset={preset}', f'--config.total_frames={frames}')
+
+
+_PONG_PUBLISHED = dict(
+    published=(Published(12 * M, 2.0, 'torchbeast'), Published(16 * M, 10.8, 'torchbeast'),
+               Published(20 * M, 19.6, 'torchbeast')),
+    published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
+_BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
+
+ROWS = {row.name: row for row in (
+    Row('impala_pong', 'IMPALA, shallow net',
+        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M),
+        marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M), target=Target(20 * M, 18.0),
+        **_PONG_PUBLISHED),
+    Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
+        ('--game=pong', '--preset=paper'), marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M),
+        target=Target(20 * M, 18.0), stop_frames=21_500_000, **_PONG_PUBLISHED,
+        note='Not regenerated yet: the earlier 21.5M-frame run (benchmarks/README.md, '
+             '"IMPALA\'s paper settings" (d)) kept no data.'),
+    Row('impala_breakout', 'IMPALA, shallow net',
+        *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, 70.0),
+        published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
+                   Published(5 * M, 26, 'RLlib IMPALA Breakout'),
+                   Published(10 * M, 72, 'RLlib IMPALA Breakout'))),
+    Row('apex_dqn_breakout', 'Ape-X DQN',
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0),
+        published=(Published(2 * M, 9, 'RLlib Ape-X Breakout'),
+                   Published(5 * M, 15, 'RLlib Ape-X Breakout'),
+                   Published(10 * M, 37, 'RLlib Ape-X Breakout'))),
+    # Control has no action repeat (agents/apex/config.py): frames are environment steps.
+    Row('apex_dpg_walker_walk', 'Ape-X DPG', 'launch.apex_dpg_control',
+        ('--task=walker_walk', '--preset=quick', '--config.total_frames=500000'),
+        marks=(100_000, 250_000, 500_000), target=Target(500_000, 900.0),
+        published=(Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'),
+                   Published(500_000, 968, 'D4PG'))),
+    Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', 'launch.apex_dpg_control',
+        ('--task=cartpole_swingup', '--preset=quick', '--config.total_frames=500000'),
+        marks=(100_000, 250_000, 500_000), target=Target(500_000, 800.0),
+        published=(Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))),
+    Row('laser_breakout', 'LASER, shallow net',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5)),
+    Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
+        marks=(2 * M,), target=Target(2 * M, relative_to=('impala_breakout',
+                                                          'apex_dqn_breakout'))),
+)}
+
+
+def _learner_frames(learner_csv):
+    rows = runs.read_csv(learner_csv) if os.path.exists(learner_csv) else []
+    return int(rows[-1]['frames']) if rows else 0
+
+
+def train(row, run_dir):
+    """Runs the row's command in `run_dir` (resuming it there); a row with `stop_frames` is
+    stopped with SIGTERM, which checkpoints, once its learner has logged them."""
+    learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
+    if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
+        return
+    print(row.command_line(run_dir), flush=True)
+    process = subprocess.Popen([sys.executable, *row.command(run_dir)[1:]])
+    while process.poll() is None:
+        time.sleep(5)
+        if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
+            process.send_signal(signal.SIGTERM)
+            process.wait()
+    if process.returncode != 0:
+        raise SystemExit(f'failed: {row.command_line(run_dir)}')
+
+
+def changes_from_paper(config):
+    """{field: [paper value, this run's]} where the run's config differs from the paper's
+    (the target game or task and the logging intervals left out)."""
+    spec = experiments.get(config['experiment'])
+    paper = json.loads(json.dumps(spec.paper_config().to_dict()))
+    return {field: [paper.get(field), value] for field, value in config.items()
+            if field not in (spec.target_field, *_NOT_TRAINING) and paper.get(field) != value}
+
+
+def _commit():
+    """HEAD, '-dirty' when tracked files have changed; 'unknown' outside a git checkout."""
+    def git(*args):
+        return subprocess.run(['git', *args], capture_output=True, text=True).stdout.strip()
+    head = git('rev-parse', 'HEAD') or 'unknown'
+    return head + ('-dirty' if git('status', '--porcelain', '--untracked-files=no') else '')
+
+
+def collect(row, run_dir, folder):
+    """Copies the run's training games, config and evaluation into `folder`; writes run.json."""
+    if not os.path.exists(os.path.join(run_dir, 'logs', 'learner.csv')):
+        raise SystemExit(f'{run_dir}: no logs/learner.csv (train the row first)')
+    os.makedirs(folder, exist_ok=True)
+    shutil.copyfile(os.path.join(run_dir, 'logs', 'episodes.csv'),
+                    os.path.join(folder, 'episodes.csv'))
+    for name in ('config.json', 'evaluation.csv'):
+        if os.path.exists(os.path.join(run_dir, name)):
+            shutil.copyfile(os.path.join(run_dir, name), os.path.join(folder, name))
+        elif os.path.exists(os.path.join(folder, name)):
+            os.remove(os.path.join(folder, name))   # from an earlier run of the row
+    learner = runs.read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
+    seconds, frames_timed = benchmark_runs.training_time(learner)
+    with open(os.path.join(folder, 'config.json')) as f:
+        config = json.load(f)
+    run = {'row': row.name,
+           'command': row.command_line(run_dir),
+           'commit': _commit(),
+           'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+           'frames': int(learner[-1]['frames']),
+           'wall_time_s': round(seconds),
+           'frames_per_second': round(frames_timed / max(seconds, 1e-9), 1),
+           'changes_from_paper': changes_from_paper(config)}
+    with open(os.path.join(folder, 'run.json'), 'w') as f:
+        json.dump(run, f, indent=1)
+        f.write('\n')
+
+
+def plot(row, results_dir):
+    """RESULTS_DIR/<row>/curve.png from the row's folder (and those its target refers to)."""
+    folders = {name: results_table.read_folder(os.path.join(results_dir, name))
+               for name in (row.name, *row.target.relative_to)}
+    folder = folders[row.name]
+    if folder is None:
+        raise SystemExit(f'{os.path.join(results_dir, row.name)}: no run.json (collect the row '
+                         f'first)')
+    threshold, text = results_table.target(row, folders)
+    points = [(p.frames, p.frames, p.score, p.source) for p in row.published]
+    if row.published_crossing and threshold is not None:
+        c = row.published_crossing
+        points.append((c.first, c.last, threshold, f'{c.source}: first reaches {threshold:g}'))
+    repeat = folder.config['action_repeat']
+    x_label = ('environment steps (no action repeat)' if repeat == 1
+               else f'emulator frames ({repeat} per agent step)')
+    plots.curve_with_points(
+        os.path.join(results_dir, row.name, 'curve.png'),
+        f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))}, '
+        f'{row.preset} preset', folder.curve, points,
+        (threshold, f'target: {text}') if threshold is not None else None, x_label)
+
+
+def main(argv):
+    del argv
+    if not (_ROW.value or _TABLE.value):
+        raise app.UsageError('name a --row, or --table')
+    if _ROW.value:
+        if _ROW.value not in ROWS:
+            raise app.UsageError(f'unknown --row={_ROW.value}; rows: {", ".join(ROWS)}')
+        row = ROWS[_ROW.value]
+        run_dir = os.path.join(_RUN_ROOT.value, row.name)
+        if not _PLOT_ONLY.value:
+            if not _COLLECT.value:
+                train(row, run_dir)
+            collect(row, run_dir, os.path.join(_RESULTS_DIR.value, row.name))
+        plot(row, _RESULTS_DIR.value)
+    if _TABLE.value:
+        results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),
+                              results_table.section(list(ROWS.values()), SOURCES,
+                                                    _RESULTS_DIR.value))
+
+
+if __name__ == '__main__':
+    app.run(main)
