@@ -91,7 +91,9 @@ def control_dpg() -> ml_collections.ConfigDict:
     # Learner (appendix D).
     c.batch_size = 256                   # sec. 4.2
     c.learning_rate = 1e-4               # appendix D: Adam 1e-4 (actor and critic)
-    c.actor_gradient_clip = 1.0          # appendix D: actor gradient clipped element-wise
+    c.actor_gradient_clip = 1.0          # appendix D: "the gradient used to update the actor
+                                         # network is clipped to [-1, 1], element-wise": dq/da,
+                                         # as trfl's dpg op (docs/fidelity.md)
     c.critic_max_grad_norm = 40.0        # appendix D: "otherwise as per DQN" (appendix C: 40)
     c.target_update_period = 100         # appendix D: targets copied every 100 batches
     c.prefetch_batches = 16              # sec. 4.1
