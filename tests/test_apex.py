@@ -15,6 +15,7 @@ from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
 from agents.core import variables
+from agents.reactor import config as reactor_config
 from reverb_tables import tables
 
 STEPS = 20
@@ -77,6 +78,16 @@ def test_apex_dpg_trains_on_control(tmp_path):
     c.task = 'cartpole_swingup'
     builder = builder_lib.ApexDPGControlBuilder(c)
     _check_training(builder, *_train(builder, str(tmp_path)))
+
+
+def test_apex_dqn_and_reactor_read_dqns_pipeline_alike():
+    """Both defer to DQN's Atari pipeline (Ape-X appendix C, Reactor sec. 4.1), whose training
+    ends an episode at a lost life; what that pipeline fixes is the same in both configs."""
+    apex, reactor = apex_config.atari_dqn(), reactor_config.atari()
+    for field in ('action_set', 'action_repeat', 'max_pool_frames', 'screen_size',
+                  'life_loss_ends_episode', 'noop_max', 'reward_clip'):
+        assert apex[field] == reactor[field], field
+    assert apex.life_loss_ends_episode
 
 
 def test_actor_epsilons_follow_sec_4_1():

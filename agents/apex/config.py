@@ -31,7 +31,8 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.max_pool_frames = 2                # not stated; DQN's max over the last 2 frames
     c.frame_stack = 4                    # appendix C: frame stacking (4 as in DQN)
     c.screen_size = 84                   # appendix C: greyscale 84x84 as in DQN
-    c.life_loss_ends_episode = False     # not stated; whole games (docs/fidelity.md)
+    c.life_loss_ends_episode = True      # not stated; DQN's training pipeline, which appendix
+                                         # C defers to, as Reactor (docs/fidelity.md)
     c.noop_max = 30                      # not stated for training; DQN-style no-op starts
     c.max_episode_frames = 50_000        # sec. 4.1: training episodes limited to 50,000 frames
     c.reward_clip = 1.0                  # appendix C: rewards clipped to [-1, 1]
