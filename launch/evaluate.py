@@ -222,9 +222,7 @@ def _member_score(rows: list[dict], experiment: str) -> float:
     if len(by_game) == 1:
         return float(np.mean([row['score'] for row in rows]))
     suite = catalog.get_table(*catalog.default_table(experiment)).suite
-    return scores.mean(list(scores.normalised_scores(
-        suite, {game: np.mean(values) for game, values in by_game.items()},
-        capped=True).values()))
+    return scores.mean_capped_human_normalised(suite, by_game)
 
 
 def main(argv):

@@ -1,27 +1,33 @@
-"""The fitness of population-based training (IMPALA appendix F): "the mean capped human
-normalised score" of a member's finished games, each scored against its task's random and
-human references (appendix B). The references are paper data (paper_tables), which agents do
-not import, so the launch layer gives the learner its score:
-`builders.make_learner(..., episode_score=fitness.episode_score(builder))`.
+"""The fitness of population-based training: table G.1's mean capped human-normalised score,
+(sum_l min[1, (s_l - r_l) / (h_l - r_l)]) / N over the N tasks l (IMPALA appendix F: "after
+collecting 5,000 episode rewards in total, the mean capped human normalised score is
+calculated"), of the games in a member's window. The references are paper data
+(paper_tables), which agents do not import, so the launch layer gives the learner the function:
+`builders.make_learner(..., fitness=fitness.fitness(builder))`.
 """
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from agents.core import builders
+from agents.core import logging as run_logging
 from agents.core import pbt
 from paper_tables import scores
 
 
-def episode_score(builder: builders.Builder) -> pbt.Score:
-    """A finished game (its actor, env and episode_return, as the learner drains it) -> its
-    capped human-normalised score, min(1, (s - r) / (h - r)): on `config.game` for a
-    single-task builder; for a multi-task one on the task `builders.game_task` says the game
-    was played on (by its reported name), in the builder's `suite` ('atari' or 'dmlab30')."""
+def fitness(builder: builders.Builder) -> pbt.Fitness:
+    """Finished games (each with its actor, env and episode_return, as the learner drains
+    them) -> table G.1's fitness: the games grouped by task (`config.game` for a single-task
+    builder; for a multi-task one the task `builders.game_task` says, by its reported name),
+    s_l the mean raw return of task l's games, capped human-normalised against its references
+    in the builder's `suite` ('atari' or 'dmlab30'), then averaged over the tasks that have a
+    game in the window (a task with none has no s_l; docs/fidelity.md)."""
     suite = getattr(builder, 'suite', 'atari')
-    references = scores.references(suite)
+    scores.references(suite)    # an unknown suite fails when the learner is made
     multi_task = bool(builder.tasks())
 
-    def score(game: Mapping) -> float:
-        task = builders.game_task(builder, game) if multi_task else builder.config.game
-        random, human = references[scores.canonical_name(suite, task)]
-        return scores.capped_human_normalised(game['episode_return'], random, human)
-    return score
+    def task_of(game: Mapping) -> str:
+        return builders.game_task(builder, game) if multi_task else builder.config.game
+
+    def value(games: Sequence[Mapping]) -> float:
+        return scores.mean_capped_human_normalised(
+            suite, run_logging.returns_by_task(games, task_of))
+    return value

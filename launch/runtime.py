@@ -322,7 +322,7 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
     if role == 'learner':
         learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
                                         experiment.sweeps.learner_name(config, learner_id),
-                                        episode_score=fitness.episode_score(builder))
+                                        fitness=fitness.fitness(builder))
         configs.save(config, run_dir)
         # Each learner directory is a run directory of its own for evaluation and reports.
         configs.save(member, builders.learner_dir(run_dir, learner_id, config.num_learners))

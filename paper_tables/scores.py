@@ -68,6 +68,14 @@ def normalised_scores(suite, scores, capped=False):
     return result
 
 
+def mean_capped_human_normalised(suite, returns_by_task):
+    """(sum_l min[1, (s_l - r_l) / (h_l - r_l)]) / N (IMPALA tables B.1 and G.1) for {task:
+    raw scores}: s_l is the mean of task l's scores, so the cap applies to a task's mean, not to
+    each score, and every task given weighs 1 / N however many scores it has."""
+    means = {task: mean(values) for task, values in returns_by_task.items()}
+    return mean(list(normalised_scores(suite, means, capped=True).values()))
+
+
 def median_bounds(values, unknown):
     """(lowest, highest) median when `unknown` more values may lie anywhere.
 

@@ -1,17 +1,21 @@
 """Ape-X DQN on Atari and Ape-X DPG on dm_control, in one process on a real Reverb server:
 actors write prioritized N-step transitions, the learner trains, writes priorities back and
 counts the actors' frames."""
+import contextlib
 import csv
 import os
 
 import numpy as np
 import pytest
 import reverb
+import tensorflow as tf
 
 from agents.apex import acting
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
+from agents.core import variables
+from agents.reactor import config as reactor_config
 from reverb_tables import tables
 
 STEPS = 20
@@ -76,33 +80,99 @@ def test_apex_dpg_trains_on_control(tmp_path):
     _check_training(builder, *_train(builder, str(tmp_path)))
 
 
+def test_apex_dqn_and_reactor_read_dqns_pipeline_alike():
+    """Both defer to DQN's Atari pipeline (Ape-X appendix C, Reactor sec. 4.1), whose training
+    ends an episode at a lost life; what that pipeline fixes is the same in both configs."""
+    apex, reactor = apex_config.atari_dqn(), reactor_config.atari()
+    for field in ('action_set', 'action_repeat', 'max_pool_frames', 'screen_size',
+                  'life_loss_ends_episode', 'noop_max', 'reward_clip'):
+        assert apex[field] == reactor[field], field
+    assert apex.life_loss_ends_episode
+
+
 def test_actor_epsilons_follow_sec_4_1():
     eps = acting.actor_epsilons(8, 0.4, 7.0)
     assert eps[0] == pytest.approx(0.4) and eps[-1] == pytest.approx(0.4 ** 8)
     np.testing.assert_allclose(eps, [0.4 ** (1 + 7 * i / 7) for i in range(8)])
 
 
-def test_dpg_critic_gradient_norm_is_clipped_to_40():
-    """Appendix D, "otherwise as per DQN": the critic's gradients are applied with their global
-    norm clipped to 40 (Adam's second moment after one step holds the clipped gradient)."""
+@contextlib.contextmanager
+def _dpg_batch(reward, **overrides):
+    """Ape-X DPG's builder on cartpole_swingup and one batch of its transitions, each with
+    `reward`, from a real Reverb server (stopped on exit)."""
     c = apex_config.tiny(apex_config.control_dpg())
-    c.update(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1)
+    c.update(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1,
+             **overrides)
     builder = builder_lib.ApexDPGControlBuilder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     adder = builder.adder(reverb.Client(address), learner_id=0)
     spec = builder.step_spec()
     rng = np.random.default_rng(0)
-    for _ in range(4 * c.batch_size):   # rewards of 10^4: a critic gradient far beyond 40
+    for _ in range(4 * c.batch_size):
         adder.add({'observation': rng.normal(size=spec['observation'].shape).astype(np.float32),
                    'action': np.zeros(spec['action'].shape, np.float32),
-                   'reward': np.float32(1e4), 'discount': np.float32(1), 'mask': np.float32(1),
-                   'q_value': np.float32(0), 'bootstrap_value': np.float32(0)})
+                   'reward': np.float32(reward), 'discount': np.float32(1),
+                   'mask': np.float32(1), 'q_value': np.float32(0),
+                   'bootstrap_value': np.float32(0)})
     adder.flush()
-    state = builder.learning_state()
-    outputs = state.update(next(builder.dataset(address, learner_id=0)))
+    try:
+        yield builder, next(builder.dataset(address, learner_id=0))
+    finally:
+        server.stop()
+
+
+def test_dpg_critic_gradient_norm_is_clipped_to_40():
+    """Appendix D, "otherwise as per DQN": the critic's gradients are applied with their global
+    norm clipped to 40 (Adam's second moment after one step holds the clipped gradient)."""
+    with _dpg_batch(reward=1e4) as (builder, batch):   # a critic gradient far beyond 40
+        state = builder.learning_state()
+        outputs = state.update(batch)
     assert float(outputs['grad_norm']) > 1e3
     optimizer = state.critic_optimizer
     applied_norm = np.sqrt(sum(np.sum(v.numpy()) for v in optimizer.v) / (1 - optimizer.beta2))
-    assert applied_norm == pytest.approx(c.critic_max_grad_norm, rel=1e-3)
-    server.stop()
+    assert applied_norm == pytest.approx(builder.config.critic_max_grad_norm, rel=1e-3)
+
+
+def test_dpg_actor_follows_the_clipped_dqda_of_the_critic_before_its_update():
+    """Appendix D clips "the gradient used to update the actor network" to [-1, 1] element-wise:
+    dq/da (trfl's `dpg(..., dqda_clipping)`), not the actor's parameter gradients. The actor's
+    gradient comes from the critic as it was before this step's critic update (D4PG's order).
+    Adam's first moment after one step is (1 - beta1) x the gradient it applied."""
+    with _dpg_batch(reward=1.0, learning_rate=0.1) as (builder, batch):
+        state = builder.learning_state()
+        for variable in state.network.critic.trainable_variables[-2:]:
+            variable.assign(variable * 50.0)     # the critic's output layer: dq/da beyond 1
+        before = builder.network()
+        variables.copy_variables(state.network, before)
+        observation = tables.stacked_transitions(batch.data)['observation']
+        state.update(batch)
+    actions = before.policy(observation)
+
+    def dqda(critic):
+        with tf.GradientTape() as tape:
+            tape.watch(actions)
+            q = critic(observation, actions)
+        return tape.gradient(q, actions)
+
+    def actor_gradient(dq_da):
+        """The actor's parameter gradient of the batch-mean loss whose d/da is -dq_da / B."""
+        with tf.GradientTape() as tape:
+            a = before.policy(observation)
+        return [g.numpy() for g in tape.gradient(
+            a, before.policy.trainable_variables,
+            output_gradients=-dq_da / builder.config.batch_size)]
+
+    optimizer = state.policy_optimizer
+    applied = [m.numpy() / (1 - optimizer.beta1) for m in optimizer.m]
+    unclipped = dqda(before.critic)
+    assert np.abs(unclipped).max() > 1.0                      # the clip binds
+    clip = builder.config.actor_gradient_clip
+
+    def same(gradients):
+        return all(np.allclose(a, g, rtol=1e-4, atol=1e-7) for a, g in zip(applied, gradients))
+    assert same(actor_gradient(tf.clip_by_value(unclipped, -clip, clip)))
+    assert not same(actor_gradient(unclipped))
+    assert not same([np.clip(g, -clip, clip) for g in actor_gradient(unclipped)])
+    after = dqda(state.network.critic)                        # the critic after its update
+    assert not same(actor_gradient(tf.clip_by_value(after, -clip, clip)))

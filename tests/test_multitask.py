@@ -50,9 +50,9 @@ def test_every_task_gets_the_same_fixed_environments():
     assert builders.game_task(quick, game) == quick.tasks()[19 + 2]
     # PBT's fitness scores each game against its own game's references (appendix F).
     random, human = scores.atari_references()[quick.tasks()[21]]
-    score = fitness.episode_score(quick)
-    assert score(dict(game, episode_return=human)) == 1.0
-    assert score(dict(game, episode_return=random)) == 0.0
+    value = fitness.fitness(quick)
+    assert value([dict(game, episode_return=human)]) == 1.0
+    assert value([dict(game, episode_return=random)]) == 0.0
 
 
 def _start(program, args, run_dir, env=ENV):

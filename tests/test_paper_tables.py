@@ -127,6 +127,15 @@ def test_human_normalised_and_capped():
     assert scores.capped_human_normalised(-5.0, 5.0, 25.0) == -0.5
 
 
+def test_mean_capped_score_caps_each_task_mean_and_weighs_tasks_equally():
+    """Tables B.1 and G.1: (sum_l min[1, (s_l - r_l) / (h_l - r_l)]) / N, s_l a task's mean."""
+    breakout, pong = scores.atari_references()['breakout'], scores.atari_references()['pong']
+    returns = {'breakout': [breakout[0] + 1.6 * (breakout[1] - breakout[0]), breakout[0]],
+               'Pong': [pong[0] + 0.4 * (pong[1] - pong[0])] * 9}   # any paper spelling
+    assert scores.mean_capped_human_normalised('atari', returns) == pytest.approx(
+        (0.8 + 0.4) / 2)
+
+
 def test_median_bounds_pin_the_median_when_unknowns_cannot_move_it():
     assert scores.median_bounds([1, 2, 3, 4, 100], unknown=0) == (3.0, 3.0)
     assert scores.median_bounds([1, 2, 3, 4, 100], unknown=2) == (2.0, 4.0)

@@ -107,15 +107,79 @@ def test_adapted_hyperparameters_take_effect_without_retracing():
             rtol=1e-5)
 
 
-def test_fitness_scores_games_as_capped_human_normalised_scores():
-    """Appendix F's fitness averages appendix B's min(1, (s - r) / (h - r)) over games."""
+# Reactor table 5's random and human scores of the games below (checked against the data).
+REFERENCES = {'asterix': (210.0, 8503.3), 'berzerk': (123.7, 2630.4), 'qbert': (163.9, 13455.0),
+              'breakout': (1.7, 30.5)}
+
+
+def _games(env, game, normalised):
+    """Finished games of environment `env` (actor 0) with these human-normalised scores."""
+    random, human = REFERENCES[game]
+    return [{'actor': 0, 'env': env, 'episode_return': random + x * (human - random)}
+            for x in normalised]
+
+
+def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
+    """(sum_l min[1, (s_l - r_l) / (h_l - r_l)]) / N: asterix's episodes are short (10 games in
+    the window), berzerk's long (1 game), qbert's in between (2); each task weighs 1/3."""
+    assert {g: scores.atari_references()[g] for g in REFERENCES} == REFERENCES
+    c = impala_config.atari57_tiny(impala_config.atari57())
+    builder = experiments.get('impala_atari57').builder(c)
+    assert builder.tasks() == ('asterix', 'berzerk', 'qbert')   # env k of actor 0 plays task k
+    window = (_games(0, 'asterix', [0.1] * 5 + [0.3] * 5) + _games(1, 'berzerk', [2.0])
+              + _games(2, 'qbert', [0.9, 0.1]))
+    value = fitness.fitness(builder)
+    # By hand: asterix's mean 0.2, berzerk's 2.0 capped to 1, qbert's mean 0.5.
+    assert value(window) == pytest.approx((0.2 + 1.0 + 0.5) / 3)
+    # Averaging the 13 games, each capped, would give 4/13: the short task would dominate.
+    assert value(window) != pytest.approx((5 * 0.1 + 5 * 0.3 + 1.0 + 0.9 + 0.1) / 13)
+    # A task with no game in the window is left out: the mean is over the tasks present.
+    assert value(window[:10] + window[11:]) == pytest.approx((0.2 + 0.5) / 2)
+
+
+def test_fitness_caps_each_task_mean_not_each_game():
     builder = builder_lib.ImpalaAtariBuilder(_config(game='breakout'))
-    score = fitness.episode_score(builder)
-    random, human = scores.atari_references()['breakout']
-    game = {'actor': 0, 'env': 1}
-    assert score(dict(game, episode_return=random)) == 0.0
-    assert score(dict(game, episode_return=(random + human) / 2)) == pytest.approx(0.5)
-    assert score(dict(game, episode_return=10 * human)) == 1.0          # capped
+    value = fitness.fitness(builder)
+    assert value(_games(1, 'breakout', [1.6, 0.0])) == pytest.approx(0.8)   # not (1 + 0) / 2
+    assert value(_games(1, 'breakout', [1.6, 0.6])) == 1.0                   # mean 1.1, capped
+    assert value(_games(1, 'breakout', [0.0])) == 0.0
+
+
+class _FakeLearner:
+    """What a member needs of its learner (`pbt.LearnerHandle`), nothing trained."""
+
+    def __init__(self):
+        self.hyperparameters = {name: tf.Variable(1.0) for name in ADAPTED}
+
+    def copy_from(self, checkpoint):
+        raise AssertionError(f'no copy expected ({checkpoint})')
+
+    def save_now(self):
+        return None
+
+
+def test_a_member_scores_its_last_window_of_games_together(tmp_path):
+    """The member hands the fitness function the last `pbt_fitness_episodes` games as games
+    (so that it can group them by task), not a score per game."""
+    c = _config(pbt_fitness_episodes=3, pbt_burn_in_frames=10**9)
+    windows = []
+
+    def recording_fitness(games):
+        windows.append([game['episode_return'] for game in games])
+        return float(len(windows))
+    dirs = [str(tmp_path / f'learner_{i}') for i in range(2)]
+    for directory in dirs:
+        os.makedirs(directory)
+    member = pbt.member(c, str(tmp_path), dirs, 0, recording_fitness)
+    learner = _FakeLearner()
+    member.start(learner, frames=0, step=0)
+    games = [{'actor': 0, 'env': 0, 'episode_return': float(i)} for i in range(5)]
+    member.observe(learner, frames=10, step=1, games=games[:2])
+    assert member.fitness() is None and not windows        # not a full window yet
+    member.observe(learner, frames=20, step=2, games=games[2:])
+    assert member.fitness() is not None
+    assert windows[-1] == [2.0, 3.0, 4.0]
+    assert pbt.read_state(str(tmp_path / 'pbt'), 0)['fitness'] is not None
 
 
 def _write_lineage(run_dir, member, rows):

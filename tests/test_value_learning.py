@@ -1,4 +1,5 @@
-"""Ape-X n-step targets against the paper's sum written out, episode ends inside the N steps."""
+"""Ape-X n-step targets against the paper's sum written out, episode ends inside the N steps;
+the DPG actor's loss against its value and gradient written out."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -101,3 +102,26 @@ def test_rank_checks():
     with pytest.raises(ValueError, match='q_target_tn'):
         value_learning.double_q_n_step_targets(np.zeros(B), np.zeros((B, A)),
                                                np.zeros((B, N)), np.zeros((B, N)))
+    with pytest.raises(ValueError, match='dqda_t'):
+        value_learning.dpg_loss(np.zeros((B, A)), np.zeros(B))
+
+
+@pytest.mark.parametrize('mode', ['eager', 'function', 'jit'])
+@pytest.mark.parametrize('clipping', [None, 1.0])
+def test_dpg_loss_pushes_actions_along_the_clipped_dqda(mode, clipping):
+    """1/2 sum_a (sg(a + clip(dq/da)) - a)^2: its value is 1/2 |clip(dq/da)|^2 and its gradient
+    with respect to a is -clip(dq/da), element-wise (appendix D); dq/da gets no gradient."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(B, A)).astype(np.float32)
+    dqda = (3.0 * rng.normal(size=(B, A))).astype(np.float32)    # many elements beyond 1
+    clipped = dqda if clipping is None else np.clip(dqda, -clipping, clipping)
+    assert clipping is None or (np.abs(dqda) > clipping).any()
+    a_var, dqda_var = tf.Variable(a), tf.Variable(dqda)
+    fn = _modes(lambda x, d: value_learning.dpg_loss(x, d, clipping))[mode]
+    with tf.GradientTape(persistent=True) as tape:
+        loss = fn(a_var, dqda_var)
+        total = tf.reduce_sum(loss)
+    np.testing.assert_allclose(loss.numpy(), 0.5 * np.sum(clipped ** 2, axis=1), rtol=1e-5)
+    np.testing.assert_allclose(tape.gradient(total, a_var).numpy(), -clipped,
+                               rtol=1e-5, atol=1e-6)
+    assert tape.gradient(total, dqda_var) is None

@@ -32,7 +32,8 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.max_pool_frames = 2                # not stated; DQN's max over the last 2 frames
     c.frame_stack = 4                    # appendix C: frame stacking (4 as in DQN)
     c.screen_size = 84                   # appendix C: greyscale 84x84 as in DQN
-    c.life_loss_ends_episode = False     # not stated; whole games (docs/fidelity.md)
+    c.life_loss_ends_episode = True      # not stated; DQN's training pipeline, which appendix
+                                         # C defers to, as Reactor (docs/fidelity.md)
     c.noop_max = 30                      # not stated for training; DQN-style no-op starts
     c.max_episode_frames = 50_000        # sec. 4.1: training episodes limited to 50,000 frames
     c.reward_clip = 1.0                  # appendix C: rewards clipped to [-1, 1]
@@ -92,7 +93,9 @@ def control_dpg() -> ml_collections.ConfigDict:
     # Learner (appendix D).
     c.batch_size = 256                   # sec. 4.2
     c.learning_rate = 1e-4               # appendix D: Adam 1e-4 (actor and critic)
-    c.actor_gradient_clip = 1.0          # appendix D: actor gradient clipped element-wise
+    c.actor_gradient_clip = 1.0          # appendix D: "the gradient used to update the actor
+                                         # network is clipped to [-1, 1], element-wise": dq/da,
+                                         # as trfl's dpg op (docs/fidelity.md)
     c.critic_max_grad_norm = 40.0        # appendix D: "otherwise as per DQN" (appendix C: 40)
     c.target_update_period = 100         # appendix D: targets copied every 100 batches
     c.prefetch_batches = 16              # sec. 4.1

@@ -1,8 +1,9 @@
 """Ape-X learner updates: DQN (sec. 3.1, appendix C) and DPG (sec. 3.2, appendix D).
 
 Both losses are the importance-weighted 1/2 (G_t - q(S_t, A_t))^2, averaged over the batch,
-with weights (N P(i))^-beta / max_j from the probabilities Reverb sampled with. Each update
-returns its batch's keys and new priorities |G_t - q(S_t, A_t)| next to its metrics.
+with weights (N P(i))^-beta / max_j from the probabilities Reverb sampled with; DPG's actor
+follows dq/da clipped element-wise (appendix D). Each update returns its batch's keys and new
+priorities |G_t - q(S_t, A_t)| next to its metrics.
 """
 import ml_collections
 import sonnet as snt
@@ -88,6 +89,9 @@ class ApexDPGLearning(_TargetNetworkLearning):
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
 
     def _update(self, sample):
+        """Both networks' gradients from the networks as they are before this step (D4PG's
+        order): the critic's loss (sec. 3.2) and the actor's, appendix D's element-wise clip
+        of dq/da at a = pi(S_t) (`value_learning.dpg_loss`); then both are applied."""
         c = self._config
         data = transitions.stacked_transitions(sample.data)
         observation, next_observation = data['observation'], data['next_observation']
@@ -102,22 +106,22 @@ class ApexDPGLearning(_TargetNetworkLearning):
             td_errors = targets - q
             critic_loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
         critic_gradients = tape.gradient(critic_loss, critic.trainable_variables)
-        finite = optimizers.all_finite(critic_loss, critic_gradients)
+        # The policy loss is not importance-weighted (an assumption: docs/fidelity.md).
+        with tf.GradientTape() as tape:
+            actions = policy(observation)
+            with tape.stop_recording():
+                dqda = _action_gradient(critic, observation, actions)
+            policy_loss = tf.reduce_mean(
+                value_learning.dpg_loss(actions, dqda, c.actor_gradient_clip))
+        policy_gradients = tape.gradient(policy_loss, policy.trainable_variables)
+        finite = optimizers.all_finite(critic_loss, critic_gradients, policy_loss,
+                                       policy_gradients)
         # Appendix D, "otherwise as per DQN": the critic's gradient norm is clipped to 40.
         critic_gradients, grad_norm = tf.clip_by_global_norm(critic_gradients,
                                                              c.critic_max_grad_norm)
         if finite:   # a non-finite update is skipped, never applied (the learner counts it)
             self.critic_optimizer.apply(critic_gradients, critic.trainable_variables)
-        # Sec. 3.2: ascend q(S_t, pi(S_t; phi); psi); appendix D clips the gradient that
-        # updates the actor element-wise (assumption: unweighted by importance weights).
-        with tf.GradientTape() as tape:
-            policy_loss = -tf.reduce_mean(critic(observation, policy(observation)))
-        gradients = tape.gradient(policy_loss, policy.trainable_variables)
-        gradients = [tf.clip_by_value(g, -c.actor_gradient_clip, c.actor_gradient_clip)
-                     for g in gradients]
-        finite = finite & optimizers.all_finite(policy_loss, gradients)
-        if finite:
-            self.policy_optimizer.apply(gradients, policy.trainable_variables)
+            self.policy_optimizer.apply(policy_gradients, policy.trainable_variables)
             self.step.assign_add(1)
             if self.step % c.target_update_period == 0:
                 variables.copy_variables(self.network, self.target_network)
@@ -127,3 +131,12 @@ class ApexDPGLearning(_TargetNetworkLearning):
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,
                 'priorities': replay.priorities_from_td_errors(td_errors)}
+
+
+def _action_gradient(critic: snt.Module, observation: tf.Tensor,
+                     actions: tf.Tensor) -> tf.Tensor:
+    """[B, A] dq(S_t, a)/da at a = `actions` (sec. 3.2's grad_a q(S_t, a; psi))."""
+    with tf.GradientTape() as tape:
+        tape.watch(actions)
+        q = critic(observation, actions)
+    return tape.gradient(q, actions)

@@ -145,11 +145,11 @@ def actor_seed(config: ml_collections.ConfigDict, learner_id: int, actor_id: int
 
 def make_learner(builder: Builder, replay_address: str, run_dir: str,
                  learner_id: int = 0, name: str = 'learner',
-                 episode_score: pbt.Score | None = None) -> learner_lib.Learner:
+                 fitness: pbt.Fitness | None = None) -> learner_lib.Learner:
     """The learner role of `learner_id`, reading its batches and writing to its tables;
     `name` heads its progress lines. With population-based training it is a member of the
-    population (agents/core/pbt.py), whose fitness averages `episode_score(game)` over its
-    finished games (launch/fitness.py)."""
+    population (agents/core/pbt.py), whose fitness is `fitness` of its window of finished
+    games (launch/fitness.py)."""
     c = builder.config
     tf.random.set_seed(learner_seed(c, learner_id))
     state = builder.learning_state()
@@ -166,7 +166,7 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         after_update=builder.replay_feedback(client, state, learner_id),
         on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
         max_nonfinite_updates=c.max_nonfinite_updates,
-        population=pbt.member(c, run_dir, dirs, learner_id, episode_score),
+        population=pbt.member(c, run_dir, dirs, learner_id, fitness),
         task_of=(lambda game: game_task(builder, game)) if builder.tasks() else None)
 
 

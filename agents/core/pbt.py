@@ -7,8 +7,9 @@ Appendix F, and how each sentence is done here (the config fields are the agent'
   (`pbt_burn_in_frames`, counted in the member's own frames);
 - "After collecting 5,000 episode rewards in total, the mean capped human normalised score is
   calculated" (`pbt_fitness_episodes`): a member is ready each time it has finished that many
-  games since its last evolution step, and its fitness is the mean capped human-normalised
-  score (IMPALA appendix B) of its last `pbt_fitness_episodes` games;
+  games since its last evolution step, and its fitness is table G.1's mean capped
+  human-normalised score of its last `pbt_fitness_episodes` games: per task the mean
+  normalised score of its games, capped at 1, averaged over the tasks (launch/fitness.py);
 - "a random instance in the population is selected. If the score of the selected instance is
   more than an absolute 5% higher, then the selected instance weights and parameters are
   copied" (`pbt_copy_threshold`, 0.05 of a capped human-normalised score): the donor's newest
@@ -45,9 +46,9 @@ from agents.core import learner as learner_lib
 from agents.core import logging as run_logging
 from agents.core import population
 
-# A finished game as the learner drains it (actor, env, episode_return, episode_frames) ->
-# its capped human-normalised score, what the fitness averages (launch/fitness.py).
-Score = Callable[[Mapping], float]
+# The finished games of a member's window, as the learner drains them (actor, env,
+# episode_return, episode_frames) -> its fitness (table G.1's formula: launch/fitness.py).
+Fitness = Callable[[Sequence[Mapping]], float]
 
 
 class LearnerHandle(Protocol):
@@ -63,15 +64,15 @@ class LearnerHandle(Protocol):
 
 class Member:
     """One member of the population, run by its learner (`start`, then `observe` after each
-    log). `member_dirs` are the learners' directories, `score` a finished game's capped
-    human-normalised score."""
+    log). `member_dirs` are the learners' directories, `fitness` the fitness of a window of
+    finished games."""
 
     def __init__(self, config: ml_collections.ConfigDict, run_dir: str,
-                 member_dirs: Sequence[str], member_id: int, score: Score):
+                 member_dirs: Sequence[str], member_id: int, fitness: Fitness):
         self._config = config
         self._dirs = list(member_dirs)
         self._id = member_id
-        self._score = score
+        self._fitness = fitness
         self._adapted = population.adapted(config)
         self._window = collections.deque(maxlen=config.pbt_fitness_episodes)
         self._games = 0          # games finished since this learner started
@@ -93,7 +94,7 @@ class Member:
     def observe(self, learner: LearnerHandle, frames: int, step: int,
                 games: Sequence[Mapping]) -> None:
         """Takes the games finished since the last call; evolves when ready; publishes."""
-        self._window.extend(self._score(game) for game in games)
+        self._window.extend(games)
         self._games += len(games)
         self._since_step += len(games)
         if (frames >= self._config.pbt_burn_in_frames
@@ -102,11 +103,11 @@ class Member:
         self._publish(learner, frames)
 
     def fitness(self) -> float | None:
-        """Mean capped human-normalised score of the last `pbt_fitness_episodes` games; None
-        until that many games were finished since the start or the last copy."""
+        """The fitness (table G.1) of the last `pbt_fitness_episodes` games; None until that
+        many games were finished since the start or the last copy."""
         if len(self._window) < self._window.maxlen:
             return None
-        return float(np.mean(self._window))
+        return float(self._fitness(list(self._window)))
 
     def _evolve(self, learner: LearnerHandle, frames: int, step: int) -> None:
         """Exploit (copy a better random member) and explore (perturb), appendix F."""
@@ -187,20 +188,20 @@ LINEAGE_FIELDS = ('wall_time', 'member', 'event', 'frames', 'step', 'fitness', '
 
 
 def member(config: ml_collections.ConfigDict, run_dir: str, member_dirs: Sequence[str],
-           member_id: int, score: Score | None) -> Member | None:
-    """Learner `member_id`'s member of the population; None without PBT. `score` comes from
+           member_id: int, fitness: Fitness | None) -> Member | None:
+    """Learner `member_id`'s member of the population; None without PBT. `fitness` comes from
     the launch layer (launch/fitness.py), as the references are paper data, which agents do
     not import."""
     if not population.enabled(config):
         return None
-    if score is None:
-        raise ValueError('population-based training needs the score of a finished game: '
-                         'make_learner(episode_score=launch.fitness.episode_score(builder))')
+    if fitness is None:
+        raise ValueError('population-based training needs the fitness of a window of games: '
+                         'make_learner(fitness=launch.fitness.fitness(builder))')
     if len(member_dirs) != config.pbt_population:
         raise ValueError(f'a population of {config.pbt_population} needs as many learners, not '
                          f'{len(member_dirs)}: the agent\'s check must run population.check '
                          f'on the run\'s config')
-    return Member(config, run_dir, member_dirs, member_id, score)
+    return Member(config, run_dir, member_dirs, member_id, fitness)
 
 
 def state_path(pbt_dir: str, member_id: int) -> str:

@@ -156,7 +156,9 @@ def _check_learning(config: ml_collections.ConfigDict) -> None:
 
 def _population(c: ml_collections.ConfigDict, adapted: str) -> None:
     """Population-based training as appendix F runs it (agents/core/pbt.py): 24 members
-    (tables D.1 and G.1), each a learner of the run, adapting `adapted`."""
+    (tables D.1 and G.1), each a learner of the run, adapting `adapted`; the fitness is stated
+    by table G.1, the mean over tasks of each task's capped human-normalised score
+    (launch/fitness.py)."""
     c.pbt_population = 24            # table D.1: "population size are 24"; table G.1: 24
     c.pbt_adapted = adapted
     c.pbt_burn_in_frames = 20_000_000   # app. F: "burn-in period of 20 million frames"

@@ -49,7 +49,8 @@ def atari() -> ml_collections.ConfigDict:
     c.batch_size = 128               # sec. 5.1: mini-batches of "128 (replay)" trajectories;
                                      # 32 is the no-replay baseline's (docs/fidelity.md)
     c.replay_proportion = 0.96       # sec. 5.1: "96% replay data per batch": 123 of 128
-    c.replay_capacity_observations = 10_000_000  # sec. 5.4, fig. 3: "10 million observations"
+    c.replay_capacity_observations = 10_000_000  # not stated for Atari; DMLab-30's value (sec.
+                                     # 5.3-5.4, figs. 2-3: "10 million observations")
     c.replay_shared = True           # sec. 5.4-5.5: one replay shared by the sweep's agents
     c.trust_region = True            # sec. 4: trust-region V-trace; False: fig. 3's naive
                                      # sharing, the failing baseline
@@ -100,7 +101,8 @@ def dmlab30() -> ml_collections.ConfigDict:
                                      # states (app. A.2)
     c.unroll_length = 79             # sec. 5.1: "each corresponding to 79 steps"
     c.replay_proportion = 0.875      # sec. 5.3, fig. 2-3: 87.5% replay (7 of 8)
-    c.batch_size = 128               # not stated for DMLab; as Atari, 112 replayed + 16 online
+    c.batch_size = 128               # sec. 5.1: DMLab's mini-batches are "chosen as above"
+                                     # (128 with replay): 112 replayed + 16 online
     c.replay_capacity_observations = 10_000_000  # sec. 5.3, fig. 2 (right): 10M is best
     c.discount = 0.99                # not stated for DMLab; IMPALA's
     c.rmsprop_epsilon = 0.1          # sec. 5.1: "fixed RMSProp epsilon = 0.1"

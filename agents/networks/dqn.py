@@ -1,16 +1,28 @@
 """The dueling Q network of Ape-X DQN (appendix C: "the same network as in the Dueling DDQN
 agent", Wang et al., 2016, sec. 4.2): the DQN convolutions, then value and advantage streams of
-512 units, combined as Q(s, a) = V(s) + A(s, a) - mean_a' A(s, a')."""
+512 units, combined as Q(s, a) = V(s) + A(s, a) - mean_a' A(s, a'). As Wang et al. sec. 4.2,
+"we rescale the combined gradient entering the last convolutional layer by 1/sqrt(2)"; the
+forward values are untouched."""
+import numpy as np
 import sonnet as snt
 import tensorflow as tf
 
 from agents.networks import impala
 
 
+def scale_gradient(x: tf.Tensor, scale: float) -> tf.Tensor:
+    """x in the forward pass; its gradient multiplied by `scale` in the backward pass."""
+    @tf.custom_gradient
+    def identity(y):
+        return tf.identity(y), lambda dy: dy * scale
+    return identity(x)
+
+
 class DuelingQNetwork(snt.Module):
     """[N, 84, 84, 4] uint8 frames -> [N, A] action values."""
 
-    def __init__(self, num_actions: int, name='dueling_q_network'):
+    def __init__(self, num_actions: int, torso_gradient_scale: float = 1 / np.sqrt(2),
+                 name='dueling_q_network'):
         super().__init__(name=name)
         # Conv 32 8x8/4, 64 4x4/2, 64 3x3/1, ReLUs (Mnih et al., 2015).
         self._torso = snt.Sequential([
@@ -18,12 +30,15 @@ class DuelingQNetwork(snt.Module):
             snt.Conv2D(64, 4, stride=2, padding='VALID'), tf.nn.relu,
             snt.Conv2D(64, 3, stride=1, padding='VALID'), tf.nn.relu,
             snt.Flatten()])
+        self._torso_gradient_scale = torso_gradient_scale
         self._value = snt.Sequential([snt.Linear(512), tf.nn.relu, snt.Linear(1)])
         self._advantage = snt.Sequential([snt.Linear(512), tf.nn.relu,
                                           snt.Linear(num_actions)])
 
     def __call__(self, observation):
         x = self._torso(impala.frames_to_float(observation))
+        # Both streams' gradients meet here, at the last convolution's (flattened) output.
+        x = scale_gradient(x, self._torso_gradient_scale)
         advantage = self._advantage(x)
         value = self._value(x)
         return value + advantage - tf.reduce_mean(advantage, axis=1, keepdims=True)

@@ -12,10 +12,10 @@ Reading decisions:
   Conv 1's kernel depends on it.
 - LSTM inputs: Table 3 gives both LSTMs an input of [256], the shared ConcatReLU output, and
   Figure 7 is not in our text of the paper, so no previous action or reward is fed.
-- Dueling logits: "Final action-value logits are produced by summing state- and
-  action-specific logits, as in Wang et al. (2015)"; Wang et al.'s sum (their eq. 9) subtracts
-  the mean advantage, so logits = value + advantage - mean_a' advantage, per atom, then a softmax
-  over atoms for each action ("a softmax layer on top for each action").
+- Dueling logits, stated by app. 6.5: l_i(x, a) = l_i(x) + l_i(x, a) - 1/|A| sum_b l_i(x, b)
+  (sec. 3.4.1: "summing state- and action-specific logits, as in Wang et al. (2015)"), i.e.
+  value + advantage - mean_a' advantage, per atom, then a softmax over atoms for each action
+  ("a softmax layer on top for each action").
 - Gradient blocking: "Gradients coming from the policy LSTM are blocked and only gradients
   originating from the Q-network LSTM are allowed to back-propagate into the convolutional
   neural network." Both LSTMs read the shared linear layer ("Both LSTMs are connected to a

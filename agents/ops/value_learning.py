@@ -1,5 +1,5 @@
 """n-step value targets of Ape-X (Horgan et al., 2018): double-Q for DQN (sec. 3.1), the DPG
-critic target (sec. 3.2).
+critic target (sec. 3.2); the DPG actor's loss with appendix D's element-wise clip of dq/da.
 
 Batch-major: `[B, N]` for the N steps of a transition, `[B]` or `[B, A]` at its bootstrap state.
 `discount_t` holds the per-step discounts with gamma included: gamma at a step inside the
@@ -71,3 +71,29 @@ def dpg_critic_targets(q_target_at_pi_tn, r_t, discount_t):
       discount_t: [B, N] per-step discounts, gamma included.
     """
     return n_step_return(r_t, discount_t, q_target_at_pi_tn)
+
+
+def dpg_loss(a_t, dqda_t, dqda_clipping=None):
+    """Ape-X DPG's actor loss (sec. 3.2, appendix D): 1/2 sum_a (sg(a_t + clip(dq/da)) - a_t)^2,
+    whose gradient with respect to a_t is -clip(dq/da), so that back-propagated through
+    a_t = pi(S_t; phi) it ascends q(S_t, pi(S_t; phi)). Appendix D: "The gradient used to
+    update the actor network is clipped to [-1, 1], element-wise": the clip is of dq/da,
+    as trfl's `dpg(..., dqda_clipping)` (docs/fidelity.md).
+
+    Args:
+      a_t: [B, A] the actor's actions pi(S_t; phi), carrying its gradient.
+      dqda_t: [B, A] the critic's gradient dq(S_t, a)/da at a = a_t.
+      dqda_clipping: dq/da is clipped element-wise to [-dqda_clipping, dqda_clipping]; None
+        leaves it.
+
+    Returns:
+      [B] losses.
+    """
+    a_t = tf.convert_to_tensor(a_t)
+    dqda_t = tf.stop_gradient(tf.convert_to_tensor(dqda_t, a_t.dtype))
+    _check_rank('a_t', a_t, 2)
+    _check_rank('dqda_t', dqda_t, 2)
+    if dqda_clipping is not None:
+        dqda_t = tf.clip_by_value(dqda_t, -dqda_clipping, dqda_clipping)
+    target = tf.stop_gradient(a_t + dqda_t)
+    return 0.5 * tf.reduce_sum(tf.square(target - a_t), axis=1)
