@@ -14,6 +14,7 @@ from agents.apex import acting
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
+from agents.core import transitions
 from agents.core import variables
 from agents.reactor import config as reactor_config
 from reverb_tables import tables
@@ -145,7 +146,7 @@ def test_dpg_actor_follows_the_clipped_dqda_of_the_critic_before_its_update():
             variable.assign(variable * 50.0)     # the critic's output layer: dq/da beyond 1
         before = builder.network()
         variables.copy_variables(state.network, before)
-        observation = tables.stacked_transitions(batch.data)['observation']
+        observation = transitions.stacked_transitions(batch.data)['observation']
         state.update(batch)
     actions = before.policy(observation)
 
