@@ -10,21 +10,9 @@ Re-running with the same --run_dir resumes from its last checkpoint. One role pe
   --replay_address=HOST:PORT elsewhere, all with the same --run_dir on a shared file system.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string(
-    'task', None, 'Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).')
-_CONFIG = program.define_config('apex_dpg_control', '--config.exploration_sigma=0.2')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='apex_dpg_control', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='apex_dpg_control', target='task',
+                target_help='Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).',
+                example='--config.exploration_sigma=0.2')

@@ -9,20 +9,9 @@ Re-running with the same --run_dir resumes from its last checkpoint. One role pe
   --replay_address=HOST:PORT elsewhere, all with the same --run_dir on a shared file system.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
-_CONFIG = program.define_config('apex_dqn_atari', '--config.batch_size=256')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='apex_dqn_atari', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='apex_dqn_atari', target='game',
+                target_help='Atari game, any paper spelling (default: pong).',
+                example='--config.batch_size=256')

@@ -12,20 +12,9 @@ end every game is evaluated (table C.1's protocol on the full action set) and th
 against the multi-task column of table C.1 and table 4's summary.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('tasks', None, "'atari57' (default) or games joined by commas.")
-_CONFIG = program.define_config('impala_atari57', '--config.envs_per_actor=2')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='impala_atari57', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='impala_atari57', target='tasks',
+                target_help="'atari57' (default) or games joined by commas.",
+                example='--config.envs_per_actor=2')

@@ -15,21 +15,10 @@ table 2), so a run is scored on its last training games; launch/impala_correctio
 Re-running with the same --run_dir resumes; roles as in launch/impala_atari.py.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('level', None, 'DeepMind Lab level, any paper spelling '
-                              '(default: seekavoid_arena_01).')
-_CONFIG = program.define_config('impala_dmlab', '--config.entropy_cost=1e-3')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='impala_dmlab', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='impala_dmlab', target='level',
+                target_help='DeepMind Lab level, any paper spelling '
+                            '(default: seekavoid_arena_01).',
+                example='--config.entropy_cost=1e-3')

@@ -12,20 +12,9 @@ episodes each, table 3), and the run's mean capped human-normalised score is set
 appendix B per level and in total.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('tasks', None, "'dmlab30' (default) or levels joined by commas.")
-_CONFIG = program.define_config('impala_dmlab30', '--config.dataset_path=/data/brady_konkle')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='impala_dmlab30', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='impala_dmlab30', target='tasks',
+                target_help="'dmlab30' (default) or levels joined by commas.",
+                example='--config.dataset_path=/data/brady_konkle')

@@ -13,20 +13,9 @@ Every member of a sweep is a learner with its own actors, hyperparameters, check
 --run_dir resumes every member and the replay.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
-_CONFIG = program.define_config('laser_atari', '--config.trust_region_threshold=0.5')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='laser_atari', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='laser_atari', target='game',
+                target_help='Atari game, any paper spelling (default: pong).',
+                example='--config.trust_region_threshold=0.5')

@@ -11,6 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
+from absl import app
 from absl import flags
 from ml_collections import config_flags
 
@@ -62,6 +63,19 @@ def define_config(experiment: str, example: str):
         sys.exit(2)
     return config_flags.DEFINE_config_dict(
         'config', paper_config, f'Overrides of the paper config, e.g. {example}.')
+
+
+def run(*, module: str, experiment: str, target: str, target_help: str, example: str) -> None:
+    """A launch program: `--<target>` (what it trains on, e.g. --game) and `--config` (the
+    paper config; `example` shows an override in its help), then `main` under absl."""
+    target_flag = flags.DEFINE_string(target, None, target_help)
+    config_flag = define_config(experiment, example)
+
+    def run_main(argv):
+        del argv
+        main(module=module, experiment=experiment, config_flag=config_flag,
+             target_flag=target_flag)
+    app.run(run_main)
 
 
 def main(*, module: str, experiment: str, config_flag, target_flag) -> None:

@@ -7,20 +7,9 @@ beta-LOO and lazily prioritized sequence replay, with the paper's settings by de
 Re-running with the same --run_dir resumes the learner and the replay.
 """
 
-from absl import app
-from absl import flags
-
 from launch import program
 
-_TARGET = flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: pong).')
-_CONFIG = program.define_config('reactor_atari', '--config.entropy_cost=0.02')
-
-
-def main(argv):
-    del argv
-    program.main(module=__spec__.name, experiment='reactor_atari', config_flag=_CONFIG,
-                 target_flag=_TARGET)
-
-
 if __name__ == '__main__':
-    app.run(main)
+    program.run(module=__spec__.name, experiment='reactor_atari', target='game',
+                target_help='Atari game, any paper spelling (default: pong).',
+                example='--config.entropy_cost=0.02')

@@ -6,6 +6,7 @@ paper does not state say so. Presets for small machines live in the preset funct
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import runtime_config
 from environments import settings
 
 
@@ -58,19 +59,11 @@ def atari_dqn() -> ml_collections.ConfigDict:
 
     # Actors (sec. 4.1: 360, one CPU core each): 45 processes of 8 environments, each
     # environment one paper actor with its own epsilon_i; presets size them to a machine.
-    c.num_actors = 45                    # actor processes; x envs_per_actor = 360 (sec. 4.1)
-    c.envs_per_actor = 8                 # not stated (one environment per actor machine)
-
-    # Runtime: how this machine runs it, not from the paper.
-    c.num_learners = 1                   # learners on one replay server
+    # x envs_per_actor = 360 (sec. 4.1); 8 environments per process: not stated (one
+    # environment per actor machine). The rest: agents/core/runtime_config.py.
+    runtime_config.add(c, num_actors=45, envs_per_actor=8, eval_protocol='apex_atari_noop')
     c.replay_readers = 2                 # not stated; sample streams decompressed in parallel
                                          # with learning (sec. 4.1), one per core here
-    c.jit_compile = 'auto'               # XLA for the learner update: 'auto' = on iff a GPU
-    c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
-    c.checkpoint_interval_s = 600.0
-    c.log_interval_s = 10.0
-    c.eval_protocol = 'apex_atari_noop'  # paper_tables/protocols.py
-    c.eval_episodes = -1                 # -1: the protocol's episode count
     return c
 
 
@@ -102,18 +95,11 @@ def control_dpg() -> ml_collections.ConfigDict:
     c.total_frames = 1_000_000_000       # not stated (fig. 3 is in wall-clock hours)
 
     # Actors (sec. 4.2: 64): 8 processes of 8 environments; presets size them to a machine.
-    c.num_actors = 8                     # actor processes; x envs_per_actor = 64 (sec. 4.2)
-    c.envs_per_actor = 8                 # not stated (one environment per actor machine)
-
-    # Runtime, not from the paper.
-    c.num_learners = 1                   # learners on one replay server
+    # x envs_per_actor = 64 (sec. 4.2); 8 environments per process: not stated (one
+    # environment per actor machine). The rest: agents/core/runtime_config.py.
+    runtime_config.add(c, num_actors=8, envs_per_actor=8,
+                       eval_protocol='apex_control_noiseless')
     c.replay_readers = 2                 # not stated; as Ape-X DQN
-    c.jit_compile = 'auto'
-    c.max_nonfinite_updates = 10         # consecutive skipped (non-finite) updates: stop
-    c.checkpoint_interval_s = 600.0
-    c.log_interval_s = 10.0
-    c.eval_protocol = 'apex_control_noiseless'  # paper_tables/protocols.py
-    c.eval_episodes = -1
     return c
 
 
@@ -148,11 +134,7 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.prefetch_batches = 1
     c.transition_batch_size = 10
     c.target_update_period = 5
-    c.num_actors = 1
-    c.envs_per_actor = 2
-    c.checkpoint_interval_s = 5.0
-    c.log_interval_s = 1.0
-    c.eval_episodes = 1
+    runtime_config.tiny(c)
     if c.experiment == 'apex_dqn_atari':
         c.max_episode_frames = 2_000
     return c

@@ -6,6 +6,7 @@ the paper does not state say so. Presets for small machines live in `presets`, n
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import runtime_config
 from agents.core import population
 from agents.core import sweeps
 from environments import settings
@@ -57,18 +58,10 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.replay_proportion = 0.0        # sec. 5.2.2: 0.5 in the replay experiments; experts: none
     c.replay_capacity = 10_000       # table D.3: 10,000 trajectories, uniform, FIFO removal
 
-    # Runtime: how this machine runs it, not from the paper.
-    c.num_learners = 1               # learners on one replay server, each with its own actors
+    # Runtime: how this machine runs it, not from the paper (agents/core/runtime_config.py).
+    runtime_config.add(c, eval_protocol='impala_atari_noop')
     c.replay_shared = True           # with several learners: one replay table they all share
-    c.num_actors = 2                 # actor processes per learner
-    c.envs_per_actor = 8             # environments stepped per batched policy call
     c.queue_size = 64                # unrolls buffered between actors and learner
-    c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
-    c.max_nonfinite_updates = 10     # consecutive skipped (non-finite) updates: stop
-    c.checkpoint_interval_s = 600.0
-    c.log_interval_s = 10.0
-    c.eval_protocol = 'impala_atari_noop'  # paper_tables/protocols.py
-    c.eval_episodes = -1             # -1: the protocol's episode count
 
     # Population-based training (app. F; agents/core/population.py and pbt.py): off (0) for
     # the experts, trained with fixed hyperparameters (app. G). --config.pbt_population=N
@@ -104,12 +97,8 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.total_frames = 20_000
     c.unroll_length = 5
     c.batch_size = 2
-    c.num_actors = 1
-    c.envs_per_actor = 2
+    runtime_config.tiny(c)
     c.queue_size = 8
-    c.checkpoint_interval_s = 5.0
-    c.log_interval_s = 1.0
-    c.eval_episodes = 1
     c.max_episode_frames = 2_000
     return c
 

@@ -8,6 +8,7 @@ baseline"). Presets for small machines live in `PRESETS`, never here.
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import runtime_config
 from agents.core import sweeps
 from agents.impala import config as impala_config
 from environments import settings
@@ -74,16 +75,9 @@ def atari() -> ml_collections.ConfigDict:
     c.sweep = ''
 
     # Runtime: how this machine runs it, not from the paper.
-    c.num_learners = 1               # set by `sweep`: one learner per member
-    c.num_actors = 2                 # actor processes per learner
-    c.envs_per_actor = 8             # environments stepped per batched policy call
+    # num_learners is set by `sweep`: one learner per member (agents/core/runtime_config.py).
+    runtime_config.add(c, eval_protocol='laser_atari_training')   # app. C
     c.queue_size = 64                # unrolls buffered between a learner's actors and it
-    c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
-    c.max_nonfinite_updates = 10     # consecutive skipped (non-finite) updates: stop
-    c.checkpoint_interval_s = 600.0
-    c.log_interval_s = 10.0
-    c.eval_protocol = 'laser_atari_training'  # app. C (paper_tables/protocols.py)
-    c.eval_episodes = -1             # -1: the protocol's episode count
     return c
 
 
@@ -138,11 +132,8 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.batch_size = 4
     c.replay_proportion = 0.5
     c.replay_capacity_observations = 2_000
-    c.envs_per_actor = 2
+    runtime_config.tiny(c)
     c.queue_size = 8
-    c.checkpoint_interval_s = 5.0
-    c.log_interval_s = 1.0
-    c.eval_episodes = 1
     c.max_episode_frames = 2_000
     return c
 

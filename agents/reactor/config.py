@@ -7,6 +7,7 @@ and why ours (docs/fidelity.md, "Reactor", lists them). Presets for small machin
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import runtime_config
 from environments import settings
 
 
@@ -67,15 +68,10 @@ def atari() -> ml_collections.ConfigDict:
 
     # Runtime: how this machine runs it, not from the paper (10 or 20 actor-learner workers
     # and a parameter server, sec. 3.4; docs/fidelity.md).
-    c.num_learners = 1               # one learner; Reactor runs no sweeps
-    c.num_actors = 2                 # actor processes
-    c.envs_per_actor = 5             # 10 environments: one per paper worker's acting thread
-    c.jit_compile = 'auto'           # XLA for the learner update: 'auto' = on iff a GPU
-    c.max_nonfinite_updates = 10     # consecutive skipped (non-finite) updates: stop
-    c.checkpoint_interval_s = 600.0
-    c.log_interval_s = 10.0
-    c.eval_protocol = 'reactor_atari_noop'  # sec. 4.1, table 5 (paper_tables/protocols.py)
-    c.eval_episodes = -1             # -1: the protocol's episode count
+    # One learner (Reactor runs no sweeps); 2 actors x 5 = 10 environments, one per paper
+    # worker's acting thread (agents/core/runtime_config.py).
+    runtime_config.add(c, envs_per_actor=5,
+                       eval_protocol='reactor_atari_noop')   # sec. 4.1, table 5
     return c
 
 
@@ -106,10 +102,7 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.replay_slack = 400
     c.min_replay_size = 20
     c.rate_limiter_tolerance = 20
-    c.envs_per_actor = 2
-    c.checkpoint_interval_s = 5.0
-    c.log_interval_s = 1.0
-    c.eval_episodes = 1
+    runtime_config.tiny(c)
     c.max_episode_frames = 2_000
     return c
 

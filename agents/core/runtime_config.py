@@ -1,0 +1,44 @@
+"""The runtime fields of every experiment's config: how this machine runs a paper experiment,
+not the paper. Declared once here (`FIELDS`); an agent's config function adds them with `add`,
+naming only the values it sets otherwise, and its tiny preset sizes them with `tiny`. The
+launcher, learners and actors read them as plain fields (`config.num_actors`), never with a
+default of their own; `config_checks.runtime` checks them.
+"""
+from typing import Any
+
+import ml_collections
+
+# name -> (default, what it is). None: every experiment names its own.
+FIELDS: dict[str, tuple[Any, str]] = {
+    'num_learners': (1, 'learners on one replay server, each with its own actors'),
+    'num_actors': (2, 'actor processes per learner'),
+    'envs_per_actor': (8, 'environments stepped per batched policy call'),
+    'jit_compile': ('auto', "XLA for the learner update: 'auto' = on iff a GPU"),
+    'max_nonfinite_updates': (10, 'consecutive skipped (non-finite) updates: stop'),
+    'checkpoint_interval_s': (600.0, 'seconds between learner checkpoints'),
+    'log_interval_s': (10.0, 'seconds between progress lines and log rows'),
+    'eval_protocol': (None, 'how the run is evaluated (paper_tables/protocols.py)'),
+    'eval_episodes': (-1, "evaluation episodes; -1: the protocol's episode count"),
+}
+
+
+def add(c: ml_collections.ConfigDict, **values) -> None:
+    """Adds every runtime field to `c`: `values` where given, else its default."""
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise ValueError(f'not runtime fields: {unknown}; known: {sorted(FIELDS)}')
+    for name, (default, _) in FIELDS.items():
+        value = values.get(name, default)
+        if value is None:
+            raise ValueError(f'runtime field {name!r} has no default: the config must give it')
+        c[name] = value
+
+
+def tiny(c: ml_collections.ConfigDict) -> None:
+    """The test presets' runtime: one actor of two environments, frequent checkpoints and
+    logs, one evaluation episode."""
+    c.num_actors = 1
+    c.envs_per_actor = 2
+    c.checkpoint_interval_s = 5.0
+    c.log_interval_s = 1.0
+    c.eval_episodes = 1
