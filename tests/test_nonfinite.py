@@ -32,7 +32,7 @@ def test_nonfinite_updates_are_skipped_then_stop_the_learner_without_a_checkpoin
     good.run(max_steps=2)
     saved = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
     assert saved
-    good._lock.close()  # pylint: disable=protected-access  (as if its process had ended)
+    good.release_lock()   # as if its process had ended
 
     # One bad batch between good ones is skipped and counted; three in a row stop it.
     batches = [_batch(builder, rng, r) for r in (float('inf'), 1.0, float('nan'), 1.0)]
