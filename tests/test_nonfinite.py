@@ -59,7 +59,7 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
             name, [sys.executable, '-c', f'import sys; print("error: why"); sys.exit({code})'],
             str(tmp_path / f'{name}.log'), console=False)
 
-    learner = runtime._Learner(0, 1, 0, child)  # pylint: disable=protected-access
+    learner = runtime.SupervisedLearner(0, 1, 0, child)
     learner.process.popen.wait()
     with pytest.raises(runtime.LaunchError, match='learner stopped:'):
         learner.supervise()
