@@ -136,6 +136,11 @@ class DmLabEnvironment(dm_env.Environment):
     def num_actions(self):
         return len(ACTION_SET)
 
+    @property
+    def lab(self):
+        """The `deepmind_lab.Lab` this environment steps (its level path and config as made)."""
+        return self._lab
+
     def reset(self):
         """FIRST timestep of a new episode, seeded from this environment's generator."""
         self._lab.reset(seed=int(self._rng.integers(2**31 - 1)))

@@ -171,7 +171,7 @@ def log_tail(path: str, lines: int = 5) -> str:
     return ''.join('    ' + line for line in tail)
 
 
-class _Learner:
+class SupervisedLearner:
     """One learner's supervised processes: the learner and its actors."""
 
     def __init__(self, learner_id: int, num_learners: int, num_actors: int, child):
@@ -224,7 +224,7 @@ def launch(launcher, *, run_dir: str, num_learners: int, num_actors: int,
     try:
         replay = launcher.process('replay', 'replay')
         wait_for_replay(launcher.address, poll=replay.poll)
-        learners = [_Learner(i, num_learners, num_actors, launcher.process)
+        learners = [SupervisedLearner(i, num_learners, num_actors, launcher.process)
                     for i in range(num_learners)]
         learners_text = (f'{num_learners} learners, {num_actors} actors each'
                          if num_learners > 1 else f'1 learner, {num_actors} actors')

@@ -72,7 +72,7 @@ def test_actor_writes_unrolls_with_time_limits_bootstrapped(setup, tmp_path):
 def test_actor_acts_with_the_learner_parameters(setup, tmp_path):
     builder, address, _, learner_net = setup
     actor = builders.make_actor(builder, address, str(tmp_path), actor_id=0)
-    actor_vars = actor._policy.variables  # pylint: disable=protected-access
+    actor_vars = actor.policy.variables
     assert any(np.any(a.numpy() != b.numpy())   # independently initialised...
                for a, b in zip(actor_vars, learner_net.trainable_variables))
     actor.run(num_steps=1)

@@ -34,7 +34,7 @@ def _train(builder, run_dir):
     client = reverb.Client(address)
     learner = builders.make_learner(builder, address, run_dir)
     actor = builders.make_actor(builder, address, run_dir, actor_id=0)
-    learner._pusher.push(0)   # pylint: disable=protected-access  (as Learner.run does first)
+    learner.push_parameters()   # as Learner.run does first (at step 0)
     actor.run(num_steps=100)
     inserted = client.server_info()[tables.PRIORITIZED].current_size
     before = _priorities(client)
@@ -51,9 +51,9 @@ def _check_training(builder, learner, inserted, before, after, rows):
     # 100 batched steps of 2 envs, less the last N steps of each open episode and what waits
     # in the adders' local buffers for a full batch.
     assert inserted >= 2 * (100 - c.n_step - (c.transition_batch_size - 1))
-    assert int(learner._step.numpy()) == STEPS   # pylint: disable=protected-access
+    assert learner.step == STEPS
     # Frames are the actors' environment frames (transitions x action repeat), not samples.
-    frames = int(learner._frames.numpy())  # pylint: disable=protected-access
+    frames = learner.frames
     assert frames == inserted * c.action_repeat
     losses = [float(row['loss']) for row in rows]
     assert all(np.isfinite(losses)) and len(set(losses)) > 1
@@ -69,7 +69,7 @@ def test_apex_dqn_trains_on_atari(tmp_path):
     learner, *results = _train(builder, str(tmp_path))
     _check_training(builder, learner, *results)
     # The target network was copied at step 20 (period 5) and only then.
-    state = learner._checkpoint.checkpoint.learner  # pylint: disable=protected-access
+    state = learner.state
     for online, target in zip(state.network.variables, state.target_network.variables):
         np.testing.assert_array_equal(online.numpy(), target.numpy())
 

@@ -38,7 +38,7 @@ def _restore(builder, address, run_dir):
         try:
             fresh.restore()
         finally:
-            fresh._lock.close()  # pylint: disable=protected-access  (its process ends here)
+            fresh.release_lock()   # its process ends here
     return state, printed.getvalue()
 
 
@@ -53,7 +53,7 @@ def test_resume_skips_unreadable_checkpoints_for_the_newest_whole_one(tmp_path):
     _, first = learner(builder, address, run_dir, [batch(builder, rng, 1.0) for _ in range(3)],
                        checkpoint_interval_s=0.0)
     first.run(max_steps=3)                   # a checkpoint after each step: frames 40, 80, 120
-    first._lock.close()  # pylint: disable=protected-access
+    first.release_lock()
     paths = tf.train.get_checkpoint_state(os.path.join(run_dir, 'checkpoints'))
     paths = list(paths.all_model_checkpoint_paths)
     assert [p.rsplit('-', 1)[1] for p in paths] == ['40', '80', '120']

@@ -79,11 +79,11 @@ def test_train_and_test_variants_and_the_language_channel(lab):
     import deepmind_lab  # pylint: disable=import-outside-toplevel
     train = dmlab.DmLabEnvironment('rooms_collect_good_objects_test', seed=0)
     test = dmlab.DmLabEnvironment('Rooms Collect Good Objects Train', seed=0, evaluation=True)
-    assert train._lab.level == dmlab.LEVEL_PREFIX + 'rooms_collect_good_objects_train'
-    assert test._lab.level == dmlab.LEVEL_PREFIX + 'rooms_collect_good_objects_test'
-    assert test._lab.config['allowHoldOutLevels'] == 'true'
-    assert test._lab.config['mixerSeed'] == str(0x600D5EED)
-    assert 'allowHoldOutLevels' not in train._lab.config
+    assert train.lab.level == dmlab.LEVEL_PREFIX + 'rooms_collect_good_objects_train'
+    assert test.lab.level == dmlab.LEVEL_PREFIX + 'rooms_collect_good_objects_test'
+    assert test.lab.config['allowHoldOutLevels'] == 'true'
+    assert test.lab.config['mixerSeed'] == str(0x600D5EED)
+    assert 'allowHoldOutLevels' not in train.lab.config
     with pytest.raises(RuntimeError, match='only be used during evaluation'):
         deepmind_lab.Lab(dmlab.LEVEL_PREFIX + 'rooms_collect_good_objects_test',
                          ['RGB_INTERLEAVED'], {})
@@ -114,10 +114,10 @@ def test_seekavoid_arena_is_a_classic_level(lab):
     del lab
     import deepmind_lab  # pylint: disable=import-outside-toplevel
     env = dmlab.DmLabEnvironment('Seekavoid Arena 01', seed=0)
-    assert env._lab.level == 'seekavoid_arena_01'
+    assert env.lab.level == 'seekavoid_arena_01'
     assert env.reset().first() and not env.reset().observation['instruction'].any()
     test = dmlab.DmLabEnvironment('seekavoid_arena_01', seed=0, evaluation=True)
-    assert test._lab.level == 'seekavoid_arena_01'
+    assert test.lab.level == 'seekavoid_arena_01'
     with pytest.raises(RuntimeError, match='Could not find level'):
         deepmind_lab.Lab(dmlab.LEVEL_PREFIX + 'seekavoid_arena_01', ['RGB_INTERLEAVED'], {})
     assert names.dmlab_train_level('seekavoid_arena_01', classic=True) == 'seekavoid_arena_01'

@@ -117,17 +117,17 @@ def _reference_torso(torso, frames):
     """Figure 3 written out with raw TF ops and the module's own weights."""
     x = tf.cast(frames, tf.float32) / 255.0
     if isinstance(torso, impala.ShallowTorso):
-        x = tf.nn.relu(_conv(x, torso._convs[0], 4, 'VALID'))
-        x = tf.nn.relu(_conv(x, torso._convs[1], 2, 'VALID'))
+        x = tf.nn.relu(_conv(x, torso.convs[0], 4, 'VALID'))
+        x = tf.nn.relu(_conv(x, torso.convs[1], 2, 'VALID'))
     else:
-        for conv, blocks in torso._sections:
+        for conv, blocks in torso.sections:
             x = tf.nn.max_pool2d(_conv(x, conv, 1, 'SAME'), 3, 2, 'SAME')
             for first_conv, second_conv in blocks:
                 y = _conv(tf.nn.relu(x), first_conv, 1, 'SAME')
                 x = x + _conv(tf.nn.relu(y), second_conv, 1, 'SAME')
         x = tf.nn.relu(x)
     x = tf.reshape(x, [x.shape[0], -1])
-    return tf.nn.relu(tf.matmul(x, torso._linear.w) + torso._linear.b)
+    return tf.nn.relu(tf.matmul(x, torso.linear.w) + torso.linear.b)
 
 
 @pytest.mark.parametrize('torso', ['shallow', 'deep'])

@@ -32,7 +32,7 @@ def test_nonfinite_updates_are_skipped_then_stop_the_learner_without_a_checkpoin
     good.run(max_steps=2)
     saved = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
     assert saved
-    good._lock.close()  # pylint: disable=protected-access  (as if its process had ended)
+    good.release_lock()   # as if its process had ended
 
     # One bad batch between good ones is skipped and counted; three in a row stop it.
     batches = [_batch(builder, rng, r) for r in (float('inf'), 1.0, float('nan'), 1.0)]
@@ -59,7 +59,7 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
             name, [sys.executable, '-c', f'import sys; print("error: why"); sys.exit({code})'],
             str(tmp_path / f'{name}.log'), console=False)
 
-    learner = runtime._Learner(0, 1, 0, child)  # pylint: disable=protected-access
+    learner = runtime.SupervisedLearner(0, 1, 0, child)
     learner.process.popen.wait()
     with pytest.raises(runtime.LaunchError, match='learner stopped:'):
         learner.supervise()

@@ -2,7 +2,6 @@
 of steps it must not learn from, and learner updates on sequences real actors wrote into a
 loopback Reverb server (priorities, target copies, the pace of acting to learning)."""
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -116,14 +115,16 @@ def replay_run(tmp_path_factory):
     actor = builders.make_actor(builder, address, str(tmp_path_factory.mktemp('run')), 0)
     threading.Thread(target=actor.run, daemon=True).start()
 
-    def inserts():
-        return client.server_info()[reactor_builder.PACE].rate_limiter_info.insert_stats.completed
+    def held():
+        """Whether the pace table's limiter refuses the next insert (Reverb's
+        RateLimiter::CanInsert), so that the actor waits: the test below checks it is held
+        at min_replay_size + tolerance x ratio sequences before the first draw."""
+        info = client.server_info()[reactor_builder.PACE].rate_limiter_info
+        diff = ((info.insert_stats.completed + 1) * info.samples_per_insert
+                - info.sample_stats.completed)
+        return diff > info.max_diff
 
-    # The limiter lets min_replay_size + tolerance x ratio sequences in before the first draw.
-    held_at = c.min_replay_size + c.rate_limiter_tolerance * c.acting_steps_per_learning_step
-    wait_for(lambda: inserts() >= held_at - c.acting_steps_per_learning_step,
-             'the actor to fill the replay')
-    time.sleep(3.0)                    # and then it is held
+    wait_for(held, 'the actor to fill the replay until the rate limiter holds it')
     yield builder, state, client, address
     server.stop()
 
@@ -147,7 +148,7 @@ def test_updates_assign_priorities_move_weights_and_copy_the_target(replay_run):
     feedback = builder.replay_feedback(client, state, 0)
     before = [v.numpy() for v in state.network.trainable_variables]
     target_before = [v.numpy() for v in state.target_network.trainable_variables]
-    replay = builder._replay(client, 0)
+    replay = builder.lazy_replay(client, 0)
     batch = next(iterator)
     assert batch['observation'].shape == (c.batch_size, c.sequence_length, 84, 84, 1)
     outputs = feedback(state.update(batch))
@@ -173,7 +174,7 @@ def test_a_snapshot_restores_the_bookkeeping(replay_run):
     """The bookkeeping saved before a checkpoint rebuilds the same estimates; a server that
     changed after the snapshot is refused in one line."""
     builder, _, client, _ = replay_run
-    replay = builder._replay(client, 0)
+    replay = builder.lazy_replay(client, 0)
     replay.save()
     restored = lazy_priorities.LazyReplay(
         client, capacity=builder.config.replay_capacity,

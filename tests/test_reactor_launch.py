@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import tensorflow as tf
@@ -26,6 +25,18 @@ def _restored_sizes(run_dir):
     with open(os.path.join(run_dir, 'logs', 'replay.log')) as f:
         return [int(n) for n in re.findall(rf' {lazy_priorities.LAZY_PRIORITIZED}=(\d+)',
                                            f.read())]
+
+
+def _trained_past_checkpoint(run_dir):
+    """Whether the learner logged an update after its newest checkpoint: its bookkeeping has
+    registered sequences and written priorities that checkpoint does not know."""
+    path = os.path.join(run_dir, 'logs', 'learner.csv')
+    if not os.path.exists(path):
+        return False
+    with open(path) as f:
+        frames = [row['frames'] for row in csv.DictReader(f)]
+    logged = int(frames[-1]) if frames and frames[-1] and frames[-1].isdigit() else 0
+    return logged > checkpoint_frames(run_dir)
 
 
 def _policy_head_weights(run_dir, which):
@@ -48,12 +59,12 @@ def test_reactor_trains_resumes_and_keeps_its_replay(tmp_path):
                  and os.listdir(replay_checkpoints), 'a learner and a replay checkpoint')
         first = checkpoint_frames(run_dir)
         wait_for(lambda: checkpoint_frames(run_dir) > first, 'a second checkpoint')
-        time.sleep(2.0)           # the learner registers sequences its checkpoint does not know
+        wait_for(lambda: _trained_past_checkpoint(run_dir), 'the learner to train past it')
         killed_at = checkpoint_frames(run_dir)
         for learner in children(run_dir, 'learner'):
             learner.send_signal(signal.SIGKILL)
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
-        time.sleep(2.0)
+        wait_for(lambda: _trained_past_checkpoint(run_dir), 'the learner to train past it')
         # Now the replay server: it comes back from its newest checkpoint under the running
         # learner, which takes that checkpoint's snapshot of its bookkeeping where it had moved
         # on past it, without a restart (tests/test_lazy_priorities.py tests the reload).

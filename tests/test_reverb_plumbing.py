@@ -42,7 +42,7 @@ def test_queue_rejects_steps_that_do_not_match_the_signature(server):
     client = reverb.Client(f'localhost:{server.port}')
     adder = adders.SequenceAdder(client, {tables.QUEUE: adders.constant_priority()}, length=4,
                                  period=3)
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match='inconsistent with the table signature'):
         for n in range(4):
             adder.add({'x': np.zeros(3, np.float32), 'n': np.int32(n)})
 

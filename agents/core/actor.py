@@ -78,6 +78,11 @@ class Actor:
         self._log = run_logging.CsvLogger(log_path) if log_path else None
         self._log_interval = log_interval_s
 
+    @property
+    def policy(self) -> BatchedPolicy:
+        """The batched policy the actor acts with (its variables are the pulled parameters)."""
+        return self._policy
+
     def run(self, num_steps: int | None = None) -> None:
         """Runs `num_steps` batched steps (forever if None)."""
         inputs = steps.StepInputs([env.reset() for env in self._envs], self._action_spec)

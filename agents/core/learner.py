@@ -172,7 +172,7 @@ class Learner:
         """Trains to `total_frames` (or `max_steps` more updates), checkpointing on the way."""
         signal.signal(signal.SIGTERM, self._request_stop)
         self.restore()
-        self._pusher.push(int(self._step.numpy()))
+        self.push_parameters()
         self._population_turn('start')
         last_checkpoint = last_log = time.monotonic()
         log_frames = int(self._frames.numpy())
@@ -270,6 +270,29 @@ class Learner:
         except (OSError, tf.errors.OpError) as e:
             print(f'[{self._name}] warning: population-based training skipped a turn '
                   f'({_first_line(e)}); training goes on', flush=True)
+
+    @property
+    def state(self) -> tf.Module:
+        """The learning state this learner trains and checkpoints."""
+        return self._state
+
+    @property
+    def step(self) -> int:
+        """The updates made so far (restored ones included)."""
+        return int(self._step.numpy())
+
+    @property
+    def frames(self) -> int:
+        """The frames counted so far, which training runs until `total_frames`."""
+        return int(self._frames.numpy())
+
+    def push_parameters(self) -> None:
+        """Pushes the parameters to the actors now, numbered with the current step."""
+        self._pusher.push(self.step)
+
+    def release_lock(self) -> None:
+        """Releases the checkpoint directory's lock, as the end of the learner's process does."""
+        self._lock.close()
 
     @property
     def hyperparameters(self) -> Mapping[str, tf.Variable]:

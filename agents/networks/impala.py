@@ -16,7 +16,16 @@ def frames_to_float(observation):
     return tf.cast(observation, tf.float32) / 255.0
 
 
-class ShallowTorso(snt.Module):
+class Torso(snt.Module):
+    """What figure 3's two torsos share: their convolutions end in a Linear 256."""
+
+    @property
+    def linear(self):
+        """The final Linear 256."""
+        return self._linear
+
+
+class ShallowTorso(Torso):
     """Figure 3 (left), as in A3C: Conv 16 8x8/4, Conv 32 4x4/2 (VALID), Linear 256; ReLUs."""
 
     def __init__(self, name='shallow_torso'):
@@ -26,6 +35,11 @@ class ShallowTorso(snt.Module):
         self._flatten = snt.Flatten()
         self._linear = snt.Linear(256)
 
+    @property
+    def convs(self):
+        """The two convolutions, the first applied first."""
+        return tuple(self._convs)
+
     def __call__(self, observation):
         x = frames_to_float(observation)
         for conv in self._convs:
@@ -33,7 +47,7 @@ class ShallowTorso(snt.Module):
         return tf.nn.relu(self._linear(self._flatten(x)))
 
 
-class DeepTorso(snt.Module):
+class DeepTorso(Torso):
     """Figure 3 (right): 3 sections of [Conv 3x3, MaxPool 3x3/2, 2 residual blocks], Linear 256.
 
     Channels (16, 32, 32); SAME padding; residual block = x + Conv(ReLU(Conv(ReLU(x)))).
@@ -50,6 +64,11 @@ class DeepTorso(snt.Module):
             self._sections.append((conv, blocks))
         self._flatten = snt.Flatten()
         self._linear = snt.Linear(256)
+
+    @property
+    def sections(self):
+        """Each section's (convolution, its two residual blocks' two convolutions each)."""
+        return tuple(self._sections)
 
     def __call__(self, observation):
         x = frames_to_float(observation)

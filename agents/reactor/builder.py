@@ -73,7 +73,9 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
         return learning.ReactorLearning(self.network(), self.network(), c,
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
-    def _replay(self, client: reverb.Client, learner_id: int) -> lazy_priorities.LazyReplay:
+    def lazy_replay(self, client: reverb.Client, learner_id: int
+                    ) -> lazy_priorities.LazyReplay:
+        """Learner `learner_id`'s LazyReplay, shared by its dataset, feedback and checkpoint."""
         if learner_id not in self._replays:
             c = self.config
             self._replays[learner_id] = lazy_priorities.LazyReplay(
@@ -86,7 +88,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
         """Batches on the learner's thread: one pace stub (blocking while the actors are
         behind), then B sequences with their importance weights (sec. 3.3: beta = 1)."""
         client = reverb.Client(replay_address)
-        replay = self._replay(client, learner_id)
+        replay = self.lazy_replay(client, learner_id)
         while True:
             next(iter(client.sample(PACE, 1, emit_timesteps=False)))
             sample = replay.sample(self.config.batch_size)
@@ -96,7 +98,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
     def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int):
         """Priorities go back through the lazy bookkeeping; frames are the actors' steps (one
         pace stub each) times the action repeat."""
-        replay = self._replay(client, learner_id)
+        replay = self.lazy_replay(client, learner_id)
         return replay_feedback.ReplayFeedback(
             client, PACE, state.frames, frames_per_transition=self.config.action_repeat,
             write=replay.update)
@@ -104,7 +106,7 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
     def replay_checkpoint(self, client: reverb.Client, learner_id: int):
         """The bookkeeping goes into the snapshot table just before the server checkpoints, so
         that one Reverb checkpoint holds both."""
-        replay = self._replay(client, learner_id)
+        replay = self.lazy_replay(client, learner_id)
 
         def checkpoint():
             replay.save()
