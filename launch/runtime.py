@@ -307,9 +307,10 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
-    if not re.fullmatch(r'[^:\s]+:\d+', replay_address):
+    host = r'[^:\s]*' if role == 'replay' else r'[^:\s]+'   # the server listens on a port
+    if not re.fullmatch(host + r':\d+', replay_address):
         raise configs.ConfigError(f'--replay_address={replay_address} is not host:port '
-                                  f'(e.g. localhost:9000)')
+                                  f'(e.g. localhost:9000; --role=replay: :9000)')
     if role == 'replay':
         builder = experiment.builder(config)
         serve_replay(builders.replay_tables(builder, config.num_learners),
