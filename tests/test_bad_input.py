@@ -16,6 +16,7 @@ _BLOCKER = 'a_file'                 # a file where a run directory should be
 _CORRUPT = 'corrupt_run'            # a run directory whose config.json is cut short
 # Run directories of other experiments and tasks: {name: its config.json}.
 _SAVED = {'laser_run': '{"experiment": "laser_atari", "game": "pong"}',
+          'impala_run': '{"experiment": "impala_atari", "game": "pong"}',
           'atari57_run': '{"experiment": "impala_atari57", "tasks": "pong,breakout", '
                          '"num_actors": 1, "envs_per_actor": 2}'}
 
@@ -179,6 +180,20 @@ CASES = [
     ('launch.evaluate', ['--run_dir=TMP/nowhere'],
      "error: TMP/nowhere/config.json not found: is 'TMP/nowhere' a run directory?"),
     ('paper_tables.compare', ['TMP/nowhere'], 'error: TMP/nowhere: not a run directory'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9'],
+     'error: --checkpoint=TMP/impala_run/ckpt-9: no such checkpoint'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', 'extra'], "error: unexpected argument "
+     "'extra'"),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run'],
+     "error: TMP/laser_run/logs/episodes.csv has no column 'episode_return'"),
+    ('paper_tables.compare', ['TMP/laser_run'],
+     "error: TMP/laser_run: no evaluation.csv"),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
+     'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
+     'atari_experts'),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex', '--table', 'atari_noop'],
+     'error: apex atari_noop is scored under protocol apex_atari_noop, and the runs were '
+     'evaluated under impala_atari_noop'),
     ('paper_tables.compare', ['TMP/corrupt_run'],
      'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
     # The correction study (table 2) on Atari or on DeepMind Lab.
@@ -202,6 +217,12 @@ def _command(program, args, tmp):
     return [sys.executable, '-m', program, *args]
 
 
+def _write(tmp, path, text):
+    os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
+    with open(os.path.join(tmp, path), 'w') as f:
+        f.write(text)
+
+
 def _run_case(index, tmp_root):
     program, args, _ = CASES[index]
     tmp = os.path.join(tmp_root, str(index))
@@ -214,6 +235,9 @@ def _run_case(index, tmp_root):
         os.makedirs(os.path.join(tmp, name))
         with open(os.path.join(tmp, name, 'config.json'), 'w') as f:
             f.write(saved)
+    _write(tmp, 'laser_run/logs/episodes.csv', 'frames,actor,return\n100,0,1.0\n')
+    _write(tmp, 'impala_run/evaluation.csv', 'game,protocol,checkpoint_frames,episode,score\n'
+                                             'pong,impala_atari_noop,100,0,-21\n')
     return tmp, subprocess.run(_command(program, args, tmp), cwd=ROOT, env=ENV,
                                capture_output=True, text=True, timeout=240)
 
