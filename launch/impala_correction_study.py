@@ -306,6 +306,9 @@ def study(argv, own: dict) -> None:
     check_plan(plan, preset=given['preset'].value, flag_config=own['config'].value, argv=argv,
                target=target, environment=environment, role=given['role'].value,
                sweep=given['sweep'].value)
+    if os.environ.get(program.CHECK_ONLY):
+        print(f'the study\'s input is good (nothing run: {program.CHECK_ONLY} is set)')
+        return
     os.makedirs(run_dir, exist_ok=True)
     forwarded = forwarded_args(argv)
     for sub_run in plan:

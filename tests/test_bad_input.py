@@ -186,8 +186,6 @@ CASES = [
      "'extra'"),
     ('launch.evaluate', ['--run_dir=TMP/laser_run'],
      "error: TMP/laser_run/logs/episodes.csv has no column 'episode_return'"),
-    ('paper_tables.compare', ['TMP/laser_run'],
-     "error: TMP/laser_run: no evaluation.csv"),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
      'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
      'atari_experts'),
