@@ -10,11 +10,11 @@ class _Process:
 
     def __init__(self, lines):
         self.name, self.restarts, self.starts = 'learner', 0, 0
-        self._lines = iter(lines)
+        self._lines = lines     # the last log line after each exit
 
     def log_tail(self, lines=5):
         del lines
-        return f'    {next(self._lines)}\n'
+        return f'    {self._lines[self.starts]}\n'
 
     def start(self):
         self.starts += 1
@@ -32,10 +32,10 @@ def test_the_same_error_three_times_stops_the_run_in_one_line():
 
 
 def test_kills_and_changing_errors_restart():
-    killed = _Process(['[learner] step 10'] * 5)
+    killed = _Process(['[learner] step 10'] * 6)
     for _ in range(5):
         runtime._restart(killed, -9, 'resuming')     # a signal: not the role's own failure
-    changing = _Process([f'error at step {i}' for i in range(5)])
+    changing = _Process([f'error at step {i}' for i in range(6)])
     for _ in range(5):
         runtime._restart(changing, 1, 'resuming')
     assert killed.starts == changing.starts == 5
