@@ -32,12 +32,19 @@ def check_fields(config: ml_collections.ConfigDict, experiment: str,
                 hint = f'; did you mean: {", ".join(near)}?' if near else ''
                 raise ConfigError(f'--config.{field}: {experiment} has no field {part!r}{hint}')
             node = node[part]
+        if field == 'experiment' and value != experiment:
+            raise ConfigError(f'--config.experiment: this program runs {experiment}; run '
+                              f'launch.{value} for another experiment')
         if value is not None:
             _check_type(field, value, node)
 
 
 def _check_type(field: str, value: str, default) -> None:
-    """`value` must parse as the type of the field's paper value (bool, int or float)."""
+    """`value` must parse as the type of the field's paper value (bool, int or float); a
+    text field whose paper value is not empty stays so."""
+    if isinstance(default, str) and default and not value.strip():
+        raise ConfigError(f'--config.{field}= is empty (the paper: {default!r}): give it a '
+                          f'value, or leave it out')
     if isinstance(default, bool):
         if value.lower() not in ('true', 't', '1', 'false', 'f', '0'):   # absl's spellings
             raise ConfigError(f'--config.{field}={value} is not true or false')
@@ -76,6 +83,10 @@ def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
     `target` (the program's --game or --task) and `sweep` (--sweep, which sets the number of
     learners)."""
     config = _saved(run_dir)
+    if config is not None and config.experiment != experiment.name:
+        raise ConfigError(f'{run_dir} holds a run of {config.experiment}, not of '
+                          f'{experiment.name}: resume it with launch.{config.experiment}, or '
+                          f'choose another --run_dir')
     if config is None:
         if preset not in experiment.presets:
             raise ConfigError(f'unknown --preset={preset!r}; choose one of: '

@@ -9,7 +9,6 @@ reads the run's logs/episodes.csv instead of playing. With several learners (a s
 each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
 score (raw game score), episode_frames.
 """
-import csv
 import os
 import sys
 
@@ -23,6 +22,7 @@ from agents.core import logging as run_logging
 from agents.core import steps
 from launch import configs
 from launch import experiments
+from launch import input_checks
 from paper_tables import protocols
 
 EVALUATION_FILE = 'evaluation.csv'
@@ -99,8 +99,8 @@ def training_episodes(run_dir: str, episodes: int,
     path = os.path.join(run_dir, 'logs', 'episodes.csv')
     rows = []
     if os.path.exists(path):
-        with open(path, newline='') as f:
-            rows = [row for row in csv.DictReader(f) if int(row['frames']) <= before_frames]
+        rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames'))
+                if int(row['frames']) <= before_frames]
     if not rows:
         raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
                                   f'{path}: train first')
@@ -116,6 +116,10 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     paper's tables name the task), or, for a protocol scored on training (`from_training`),
     the last training episodes before `before_frames` (default: the run's total frames)."""
     config = configs.load(run_dir)
+    if checkpoint is not None and not tf.io.gfile.exists(f'{checkpoint}.index'):
+        raise configs.ConfigError(f'--checkpoint={checkpoint}: no such checkpoint (give the '
+                                  f'path without .index, e.g. {run_dir}/checkpoints/ckpt-N), '
+                                  f'or leave it out for the latest')
     try:
         protocol = protocols.get_protocol(protocol_name or config.eval_protocol)
     except ValueError as e:
@@ -174,14 +178,22 @@ def _write_rows(run_dir: str, protocol, frames: int,
     return rows
 
 
+def _read(path: str, columns) -> list[dict]:
+    """The rows of a CSV log, read by column name; one line naming a missing column."""
+    from paper_tables import runs  # pylint: disable=import-outside-toplevel
+    try:
+        return runs.read_csv(path, columns)
+    except ValueError as e:
+        raise configs.ConfigError(str(e)) from None
+
+
 def _print_training_by_task(run_dir: str, builder) -> None:
     """A multi-task run's training games per task, from logs/episodes.csv (each game's task
     is its environment's: agents/core/builders.game_task)."""
     path = os.path.join(run_dir, 'logs', 'episodes.csv')
     if not os.path.exists(path):
         return
-    with open(path, newline='') as f:
-        games = list(csv.DictReader(f))
+    games = _read(path, ('actor', 'env', 'episode_return'))
     by_task = run_logging.returns_by_task(games, lambda game: builders.game_task(builder, game))
     print(f'[evaluate] training games per task ({len(by_task)} of {len(builder.tasks())} '
           f'tasks finished games):\n{run_logging.task_returns_table(by_task)}', flush=True)
@@ -226,9 +238,10 @@ def _member_score(rows: list[dict], experiment: str) -> float:
 
 
 def main(argv):
-    del argv
+    del argv   # positional arguments: refused by input_checks.command_line
     f = flags.FLAGS
     try:
+        input_checks.command_line(sys.argv, role='local', launcher='local')
         evaluate_run(f.run_dir, f.protocol, f.episodes, f.checkpoint, f.before_frames)
     except configs.ConfigError as e:
         print(f'error: {e}', file=sys.stderr)

@@ -44,6 +44,7 @@ from agents.core.config_checks import ConfigError
 from agents.ops import off_policy
 from launch import configs
 from launch import experiments
+from launch import input_checks
 from launch import program
 from paper_tables import protocols
 from paper_tables import runs
@@ -88,8 +89,8 @@ def define_flags() -> dict:
         game=flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: '
                                  'pong): the study on Atari, through launch/impala_atari.py.'),
         level=flags.DEFINE_string('level', None, 'DeepMind Lab level, any paper spelling '
-                                  '(--level= alone: seekavoid_arena_01): the study on DMLab, '
-                                  'through launch/impala_dmlab.py.'),
+                                  '(e.g. seekavoid_arena_01): the study on DMLab, through '
+                                  'launch/impala_dmlab.py.'),
         config=program.define_config(environment.experiment, '--config.total_frames=300000'),
         corrections=flags.DEFINE_list(
             'corrections', list(off_policy.CORRECTIONS),
@@ -171,6 +172,7 @@ def check_plan(plan, *, preset, flag_config, argv, target, environment=ATARI, ro
         config.off_policy_correction = sub_run.correction
         config.replay_proportion = REPLAY_PROPORTION if sub_run.replay == 'with' else 0.0
         spec.check(config)
+        input_checks.config_values(spec, config)
         configs.check_resume(spec, config, sub_run.run_dir)
         if config.num_learners != 1:
             raise ConfigError(f'--config.num_learners={config.num_learners}: each run of the '
@@ -291,6 +293,7 @@ def write_results(run_dir: str, plan, results, environment=ATARI) -> str:
 def study(argv, own: dict) -> None:
     """Checks the whole grid, runs what is not finished, one run at a time, and reports."""
     given = flags.FLAGS
+    input_checks.command_line(argv, given['role'].value, given['launcher'].value)
     environment = own['environment']
     if own['game'].value and own['level'].value:
         raise ConfigError('--game and --level both given: the study runs on an Atari game '
@@ -303,6 +306,9 @@ def study(argv, own: dict) -> None:
     check_plan(plan, preset=given['preset'].value, flag_config=own['config'].value, argv=argv,
                target=target, environment=environment, role=given['role'].value,
                sweep=given['sweep'].value)
+    if os.environ.get(program.CHECK_ONLY):
+        print(f'the study\'s input is good (nothing run: {program.CHECK_ONLY} is set)')
+        return
     os.makedirs(run_dir, exist_ok=True)
     forwarded = forwarded_args(argv)
     for sub_run in plan:
@@ -311,7 +317,7 @@ def study(argv, own: dict) -> None:
 
 
 def main(argv, own: dict):
-    del argv   # absl's copy holds only positional arguments; the flags are in sys.argv
+    del argv   # absl's copy holds only positional arguments (refused); the flags: sys.argv
     try:
         study(sys.argv, own)
     except ConfigError as e:

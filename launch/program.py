@@ -17,8 +17,12 @@ from ml_collections import config_flags
 
 from launch import configs
 from launch import experiments
+from launch import input_checks
 
 ROLES = ('local', 'replay', 'learner', 'actor')
+# Set in the environment, a program checks its input and stops there (tests of documented
+# commands: tests/test_documented_commands.py).
+CHECK_ONLY = 'DISTRL_CHECK_ONLY'
 
 _PRESET = flags.DEFINE_string('preset', 'paper',
                               'paper: the paper settings; quick: a demo for a small machine; '
@@ -61,8 +65,17 @@ def define_config(experiment: str, example: str):
     except configs.ConfigError as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
-    return config_flags.DEFINE_config_dict(
+    config = config_flags.DEFINE_config_dict(
         'config', paper_config, f'Overrides of the paper config, e.g. {example}.')
+    _list_in_help()
+    return config
+
+
+def _list_in_help() -> None:
+    """`--help` lists the flags defined here beside the program's own (absl lists only the
+    main module's key flags; `--helpfull` lists everything)."""
+    for flag in flags.FLAGS.flags_by_module_dict().get(__name__, []):
+        flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
 
 
 def run(*, module: str, experiment: str, target: str, target_help: str, example: str) -> None:
@@ -88,14 +101,19 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     target = target_flag.value or spec.paper_config()[spec.target_field]
     run_dir = _RUN_DIR.value or os.path.join('runs', f'{spec.run_dir_prefix}_{target}')
     try:
+        input_checks.command_line(sys.argv, _ROLE.value, _LAUNCHER.value)
         config = configs.resolve(experiment=spec, preset=_PRESET.value,
                                  flag_config=config_flag.value, argv=sys.argv,
                                  run_dir=run_dir, target=target_flag.value,
                                  sweep=_SWEEP.value)
         spec.check(config)
+        input_checks.config_values(spec, config)
         configs.check_resume(spec, config, run_dir)
     except configs.ConfigError as e:
         _exit(e, 2)
+    if os.environ.get(CHECK_ONLY):
+        print(f'{module}: the input is good (nothing run: {CHECK_ONLY} is set)')
+        return
     # pylint: disable=import-outside-toplevel  (TensorFlow and Reverb: once the input is good)
     from agents.core import learner as learner_lib
     from launch import runtime

@@ -38,6 +38,9 @@ FATAL_EXIT_CODE = 3
 # the replay server from its checkpoint, then the learner.
 REPLAY_ROLLBACK_EXIT_CODE = 4
 _MAX_RESTARTS_PER_PROCESS = 20
+# A role that exits with an error and the same last log line this many times in a row fails
+# the same way on every restart (a crash loop): the run stops with that line.
+_SAME_FAILURES_TO_STOP = 3
 
 
 class LaunchError(Exception):
@@ -265,7 +268,20 @@ def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _crash_loop(process, code: int) -> None:
+    """Stops the run when `process` exited by itself with an error (not by a signal) and the
+    same last log line `_SAME_FAILURES_TO_STOP` times in a row."""
+    last = process.log_tail(1).strip() if code > 0 else ''
+    same = getattr(process, 'same_failures', 0) + 1 if last and last == getattr(
+        process, 'last_failure', None) else 1
+    process.last_failure, process.same_failures = last, same
+    if last and same >= _SAME_FAILURES_TO_STOP:
+        raise LaunchError(f'{process.name} failed the same way {same} times in a row (exit '
+                          f'code {code}): {last}')
+
+
 def _restart(process, code: int, consequence: str) -> None:
+    _crash_loop(process, code)
     if process.restarts >= _MAX_RESTARTS_PER_PROCESS:
         raise LaunchError(f'{process.name} died {process.restarts + 1} times; last log:\n'
                           f'{process.log_tail()}')
@@ -307,9 +323,10 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
-    if not re.fullmatch(r'[^:\s]+:\d+', replay_address):
+    host = r'[^:\s]*' if role == 'replay' else r'[^:\s]+'   # the server listens on a port
+    if not re.fullmatch(host + r':\d+', replay_address):
         raise configs.ConfigError(f'--replay_address={replay_address} is not host:port '
-                                  f'(e.g. localhost:9000)')
+                                  f'(e.g. localhost:9000; --role=replay: :9000)')
     if role == 'replay':
         builder = experiment.builder(config)
         serve_replay(builders.replay_tables(builder, config.num_learners),

@@ -190,14 +190,36 @@ def _paper_score_for(spec, paper, game):
         return None
 
 
+def _default_table(all_runs, paper_name, table_name):
+    """(paper, table) of the runs' experiment; --paper or --table alone must name it."""
+    experiment = _one(all_runs, 'experiment', 'pass --paper and --table')
+    default = catalog.default_table(experiment)
+    if (paper_name or default[0], table_name or default[1]) != default:
+        given = f'--paper {paper_name}' if paper_name else f'--table {table_name}'
+        raise ValueError(f'{given} alone: {experiment} runs are compared with --paper '
+                         f'{default[0]} --table {default[1]}; pass both --paper and --table '
+                         f'for another table')
+    return default
+
+
+def _check_fits(spec, all_runs):
+    """A table fits runs evaluated under its protocol: one line otherwise."""
+    evaluated = sorted({e.protocol for run in all_runs for e in run.evaluations})
+    if spec.protocol not in evaluated:
+        raise ValueError(f'{spec.paper} {spec.table} is scored under protocol {spec.protocol}, '
+                         f'and the runs were evaluated under {", ".join(evaluated)}: pick a '
+                         f'table of their experiment, or evaluate them with launch.evaluate '
+                         f'--protocol={spec.protocol}')
+
+
 def build_report(run_dirs, paper_name=None, table_name=None, checkpoint_frames=None):
     """(Markdown text, curves for the plot, plot label) comparing `run_dirs` with the table."""
     all_runs = [runs.read_run(path, checkpoint_frames) for path in run_dirs]
     if paper_name is None or table_name is None:
-        paper_name, table_name = catalog.default_table(
-            _one(all_runs, 'experiment', 'pass --paper and --table'))
+        paper_name, table_name = _default_table(all_runs, paper_name, table_name)
     spec = catalog.get_table(paper_name, table_name,
                              _one(all_runs, 'torso', 'compare them separately'))
+    _check_fits(spec, all_runs)
     protocol = protocols.get_protocol(spec.protocol)
     paper, label = _paper_scores(spec)
     found, notes = _our_evaluations(all_runs, spec, paper)

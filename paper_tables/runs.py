@@ -36,16 +36,33 @@ class Run:
     curve: tuple        # (frames, episode_return) per finished training episode
 
 
-def read_csv(path):
-    """A CSV file with a header as a list of dicts of strings."""
+# The columns each file is read by (by name, so that added columns change nothing).
+EVALUATION_COLUMNS = ('game', 'protocol', 'checkpoint_frames', 'score')
+EPISODE_COLUMNS = ('frames', 'episode_return')
+
+
+def read_csv(path, columns=()):
+    """A CSV file with a header as a list of dicts of strings; a one-line ValueError naming
+    the file and the first of `columns` its header lacks, or a row that lacks it."""
     with open(path, newline='') as f:
-        return list(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        rows = list(reader)
+    missing = [c for c in columns if c not in header]
+    if not missing:
+        short = [n for n, row in enumerate(rows, 2) if any(row[c] in (None, '') for c in columns)]
+        if short:
+            raise ValueError(f'{path}: line {short[0]} lacks a value of '
+                             f'{", ".join(columns)}: repair or remove that line')
+        return rows
+    raise ValueError(f'{path} has no column {missing[0]!r} (its columns: '
+                     f'{", ".join(header) or "none"}): it was not written by this version')
 
 
 def _evaluations(path, checkpoint_frames):
     """Evaluations at `checkpoint_frames`, or at each game's latest checkpoint when None."""
     grouped = {}
-    for row in read_csv(path):
+    for row in read_csv(path, EVALUATION_COLUMNS):
         key = (row['game'], row['protocol'], int(float(row['checkpoint_frames'])))
         grouped.setdefault(key, []).append(float(row['score']))
     chosen = {}
@@ -69,7 +86,7 @@ def _greediest(config):
 def _curve(path, config):
     if not path.exists():
         return ()
-    rows = read_csv(path)
+    rows = read_csv(path, EPISODE_COLUMNS)
     greediest = _greediest(config)
     if greediest and rows and 'env' in rows[0]:
         rows = [row for row in rows if (row['actor'], row['env']) == greediest]

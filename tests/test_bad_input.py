@@ -14,6 +14,11 @@ from launch_processes import ROOT
 
 _BLOCKER = 'a_file'                 # a file where a run directory should be
 _CORRUPT = 'corrupt_run'            # a run directory whose config.json is cut short
+# Run directories of other experiments and tasks: {name: its config.json}.
+_SAVED = {'laser_run': '{"experiment": "laser_atari", "game": "pong"}',
+          'impala_run': '{"experiment": "impala_atari", "game": "pong"}',
+          'atari57_run': '{"experiment": "impala_atari57", "tasks": "pong,breakout", '
+                         '"num_actors": 1, "envs_per_actor": 2}'}
 
 # (program, arguments, the start of the one error line). RUN is the case's run directory,
 # TMP the case's temporary directory.
@@ -107,12 +112,86 @@ CASES = [
      'error: cannot write to TMP/a_file/run: Not a directory; choose a writable --run_dir'),
     ('launch.impala_atari', ['--run_dir=TMP/corrupt_run'],
      'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
+    # Input a program would drop or reinterpret (issue 24): positional arguments (an unquoted
+    # space), empty values, sweeps that are not exactly what was typed, flags a role ignores,
+    # another experiment's fields or run directory.
+    ('launch.impala_atari', ['breakout'], "error: unexpected argument 'breakout': every input "
+     'is a --flag=value'),
+    ('launch.laser_atari', ['--sweep=learning_rate=3e-4,', '6e-4'],
+     "error: unexpected argument '6e-4'"),
+    ('launch.impala_correction_study', ['--corrections', 'vtrace', 'one_step_is'],
+     "error: unexpected argument 'one_step_is'"),
+    ('launch.impala_atari', ['--game='], 'error: --game= is empty: give it a value, or leave '
+     'it out'),
+    ('launch.impala_atari57', ['--tasks='], 'error: --tasks= is empty'),
+    ('launch.impala_atari', ['--config.eval_protocol='],
+     "error: --config.eval_protocol= is empty (the paper: 'impala_atari_noop')"),
+    ('launch.laser_atari', ['--sweep=learning_rate=3e-4,'],
+     "error: sweep 'learning_rate=3e-4,': 'learning_rate=3e-4,' is not field=v1,v2"),
+    ('launch.laser_atari', ['--sweep=learning_rate=3e-4;learning_rate=6e-4'],
+     "error: sweep 'learning_rate=3e-4;learning_rate=6e-4' names 'learning_rate' twice"),
+    ('launch.laser_atari', ['--sweep=seed=1,1'], "error: sweep 'seed=1,1' repeats a value"),
+    ('launch.laser_atari', ['--sweep=seed=1.5,2'],
+     "error: sweep value '1.5' for 'seed' is not an integer"),
+    ('launch.impala_atari', ['--replay_address=localhost:9000'],
+     'error: --replay_address is not read by --role=local'),
+    ('launch.impala_atari', ['--role=replay', '--replay_address=:1', '--actor_id=3'],
+     'error: --actor_id is not read by --role=replay'),
+    ('launch.apex_dqn_atari', ['--ray_cpus=actor=1'],
+     'error: --ray_cpus is read by --launcher=ray only'),
+    ('launch.impala_atari', ['--role=learner', '--replay_address=host:99999'],
+     'error: --replay_address=host:99999: port 99999 is not in 1-65535'),
+    ('launch.impala_atari', ['--role=learner', '--replay_address=:9000'],
+     'error: --replay_address=:9000 is not host:port'),
+    ('launch.impala_atari', ['--config.experiment=laser_atari'],
+     'error: --config.experiment: this program runs impala_atari; run launch.laser_atari'),
+    ('launch.impala_atari', ['--run_dir=TMP/laser_run'],
+     'error: TMP/laser_run holds a run of laser_atari, not of impala_atari: resume it with '
+     'launch.laser_atari'),
+    ('launch.impala_atari57', ['--run_dir=TMP/atari57_run', '--tasks=pong,boxing'],
+     'error: --config.tasks=pong,boxing cannot change when resuming'),
+    # Values that cannot work: signs (one rule for every numeric field), sizes against each
+    # other, a protocol that does not exist.
+    ('launch.impala_atari', ['--config.clip_rho_threshold=-1'],
+     'error: --config.clip_rho_threshold must be > 0 (the paper: 1.0), got -1.0'),
+    ('launch.apex_dqn_atari', ['--config.n_step=-3'], 'error: --config.n_step must be >= 1'),
+    ('launch.reactor_atari', ['--config.checkpoint_interval_s=-5'],
+     'error: --config.checkpoint_interval_s must be >= 0 (the paper: 600.0), got -5.0'),
+    ('launch.laser_atari', ['--sweep=learning_rate=-3e-4,6e-4'],
+     'error: member 0 of the sweep (learning_rate=-0.0003): --config.learning_rate must be > 0'),
+    ('launch.impala_atari', ['--config.total_frames=10'],
+     'error: --config.total_frames=10 ends before the first update (one batch of 2 unrolls x '
+     '5 steps x action_repeat 4 = 40 frames)'),
+    ('launch.apex_dqn_atari', ['--config.total_frames=100'],
+     'error: --config.total_frames=100 ends before the first update'),
+    ('launch.reactor_atari', ['--config.batch_size=500'],
+     'error: --config.batch_size=500 is more than --config.replay_capacity=400 holds'),
+    ('launch.apex_dpg_control', ['--config.batch_size=5000'],
+     'error: --config.batch_size=5000 is more than --config.replay_capacity=2000 holds'),
+    ('launch.impala_atari', ['--config.eval_protocol=impala_atari_noopp'],
+     "error: --config.eval_protocol: unknown protocol 'impala_atari_noopp'"),
+    ('launch.impala_atari', ['--config.eval_episodes=0'],
+     "error: --config.eval_episodes must be -1 (the protocol's count) or >= 1, got 0"),
+    ('launch.impala_atari', ['--config.jit_compile=maybe'],
+     "error: --config.jit_compile must be true, false or 'auto', got 'maybe'"),
     # Evaluation and comparison.
     ('launch.evaluate', ['--run_dir=TMP/corrupt_run'],
      'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
     ('launch.evaluate', ['--run_dir=TMP/nowhere'],
      "error: TMP/nowhere/config.json not found: is 'TMP/nowhere' a run directory?"),
     ('paper_tables.compare', ['TMP/nowhere'], 'error: TMP/nowhere: not a run directory'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9'],
+     'error: --checkpoint=TMP/impala_run/ckpt-9: no such checkpoint'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', 'extra'], "error: unexpected argument "
+     "'extra'"),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run'],
+     "error: TMP/laser_run/logs/episodes.csv has no column 'episode_return'"),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
+     'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
+     'atari_experts'),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex', '--table', 'atari_noop'],
+     'error: apex atari_noop is scored under protocol apex_atari_noop, and the runs were '
+     'evaluated under impala_atari_noop'),
     ('paper_tables.compare', ['TMP/corrupt_run'],
      'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
     # The correction study (table 2) on Atari or on DeepMind Lab.
@@ -136,6 +215,12 @@ def _command(program, args, tmp):
     return [sys.executable, '-m', program, *args]
 
 
+def _write(tmp, path, text):
+    os.makedirs(os.path.dirname(os.path.join(tmp, path)), exist_ok=True)
+    with open(os.path.join(tmp, path), 'w') as f:
+        f.write(text)
+
+
 def _run_case(index, tmp_root):
     program, args, _ = CASES[index]
     tmp = os.path.join(tmp_root, str(index))
@@ -144,6 +229,13 @@ def _run_case(index, tmp_root):
         pass
     with open(os.path.join(tmp, _CORRUPT, 'config.json'), 'w') as f:
         f.write('{"experiment": "impala_atari", "game": ')
+    for name, saved in _SAVED.items():
+        os.makedirs(os.path.join(tmp, name))
+        with open(os.path.join(tmp, name, 'config.json'), 'w') as f:
+            f.write(saved)
+    _write(tmp, 'laser_run/logs/episodes.csv', 'frames,actor,return\n100,0,1.0\n')
+    _write(tmp, 'impala_run/evaluation.csv', 'game,protocol,checkpoint_frames,episode,score\n'
+                                             'pong,impala_atari_noop,100,0,-21\n')
     return tmp, subprocess.run(_command(program, args, tmp), cwd=ROOT, env=ENV,
                                capture_output=True, text=True, timeout=240)
 

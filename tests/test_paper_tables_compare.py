@@ -163,11 +163,27 @@ def test_compare_human_starts_says_the_states_are_not_public(tmp_path, capsys):
 
 
 def test_compare_leaves_out_other_protocols_and_says_so(tmp_path, capsys):
-    run_dir = _run_dir(tmp_path, 'pong', 'pong', [('apex_atari_noop', 100, [5.0])])
+    run_dir = _run_dir(tmp_path, 'pong', 'pong', [('impala_atari_noop', 100, [5.0]),
+                                                  ('apex_atari_noop', 100, [5.0])])
     compare.main([str(run_dir), '--paper', 'impala', '--table', 'atari_experts'])
     report = capsys.readouterr().out
     assert 'pong in' in report and 'evaluated under apex_atari_noop' in report
-    assert 'Missing (57)' in report
+    assert 'Missing (56)' in report
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--paper', 'apex', '--table', 'atari_noop'],
+     'apex atari_noop is scored under protocol apex_atari_noop, and the runs were evaluated '
+     'under impala_atari_noop'),
+    (['--paper', 'apex'], '--paper apex alone: impala_atari runs are compared with --paper '
+                          'impala --table atari_experts'),
+])
+def test_compare_refuses_a_table_that_does_not_fit_the_run(tmp_path, capsys, args, message):
+    run_dir = _run_dir(tmp_path, 'pong', 'pong', [('impala_atari_noop', 100, [5.0])])
+    with pytest.raises(SystemExit) as exit_:
+        compare.main([str(run_dir)] + args)
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in error and error.count('\n') == 1, error
 
 
 def test_compare_refuses_a_game_evaluated_twice(tmp_path, capsys):
@@ -219,3 +235,20 @@ def test_runs_of_different_torsos_are_a_one_line_error(tmp_path):
     deep = _run_dir(tmp_path, 'b', 'breakout', [('impala_atari_noop', 1_000, [1.0])], 'deep')
     with pytest.raises(ValueError, match=r"the runs differ in torso: \['deep', 'shallow'\]"):
         compare.build_report([shallow, deep])
+
+
+@pytest.mark.parametrize('file, header, message', [
+    ('evaluation.csv', 'game,protocol,checkpoint_frames,episode,points\n',
+     "evaluation.csv has no column 'score' (its columns: game, protocol, checkpoint_frames, "
+     'episode, points)'),
+    ('logs/episodes.csv', 'frames,actor,return\n', "episodes.csv has no column "
+     "'episode_return'"),
+])
+def test_compare_names_the_file_and_the_column_it_lacks(tmp_path, capsys, file, header,
+                                                        message):
+    run_dir = _run_dir(tmp_path, 'pong', 'pong', [('impala_atari_noop', 100, [5.0])])
+    (run_dir / file).write_text(header + 'pong,impala_atari_noop,100,0,5\n')
+    with pytest.raises(SystemExit) as exit_:
+        compare.main([str(run_dir)])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in error and error.count('\n') == 1, error

@@ -168,6 +168,7 @@ def check(config: ml_collections.ConfigDict) -> None:
     config_checks.at_least(config, 0, 'priority_exponent', 'importance_sampling_exponent')
     config_checks.in_unit_interval(config, 'discount')
     config_checks.positive(config, 'learning_rate')
+    config_checks.fits(config, 'batch_size', 'replay_capacity')
     if config.min_replay_size > config.replay_capacity:
         raise config_checks.ConfigError(
             f'--config.min_replay_size ({config.min_replay_size}) must not exceed '

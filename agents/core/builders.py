@@ -18,6 +18,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import actor as actor_lib
+from agents.core import config_checks
 from agents.core import learner as learner_lib
 from agents.core import pbt
 from agents.core import variables
@@ -221,8 +222,9 @@ def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: in
 def resolve_jit(setting) -> bool:
     """`jit_compile`: True/False, or 'auto' = XLA on a GPU, off on CPU (slower there: see the
     learner figures in benchmarks/README.md)."""
+    setting = config_checks.jit_setting(setting)
     if setting == 'auto':
         return bool(tf.config.list_physical_devices('GPU'))
-    if isinstance(setting, str):
-        raise ValueError(f"jit_compile must be true, false or 'auto', got {setting!r}")
-    return bool(setting)
+    if setting is None:
+        raise ValueError("jit_compile must be true, false or 'auto'")
+    return setting

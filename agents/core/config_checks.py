@@ -31,6 +31,14 @@ def positive(config, *fields) -> None:
             raise ConfigError(f'--config.{field} must be > 0, got {config[field]}')
 
 
+def fits(config, batch_field, capacity_field) -> None:
+    """A batch drawn from replay cannot be larger than what the replay holds."""
+    if config[batch_field] > config[capacity_field]:
+        raise ConfigError(f'--config.{batch_field}={config[batch_field]} is more than '
+                          f'--config.{capacity_field}={config[capacity_field]} holds: lower the '
+                          f'batch or raise the capacity')
+
+
 def one_of(config, field, choices) -> None:
     if config[field] not in choices:
         allowed = ', '.join(repr(c) for c in choices)
@@ -41,9 +49,19 @@ def runtime(config: ml_collections.ConfigDict) -> None:
     """What every experiment's runtime section shares: learners, actors, XLA."""
     at_least(config, 1, 'num_learners', 'num_actors', 'envs_per_actor', 'total_frames',
              'max_nonfinite_updates')
-    if config.jit_compile not in ('auto', True, False):
+    if jit_setting(config.jit_compile) is None:
         raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
                           f"got {config.jit_compile!r}")
+
+
+def jit_setting(value):
+    """`jit_compile` as True, False or 'auto', from a boolean or its flag spellings ('true',
+    'False', '1', ...: the field's paper value 'auto' makes a flag's value a string); None for
+    anything else."""
+    if isinstance(value, bool) or value == 'auto':
+        return value
+    spelled = {'true': True, 't': True, '1': True, 'false': False, 'f': False, '0': False}
+    return spelled.get(value.lower()) if isinstance(value, str) else None
 
 
 def environment(check: Callable[[ml_collections.ConfigDict], None],

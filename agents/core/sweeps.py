@@ -102,11 +102,23 @@ def describe(values: Mapping) -> str:
 
 
 def _split(spec: str) -> dict[str, list[str]]:
-    """'a=1,2;b=3' -> {'a': ['1', '2'], 'b': ['3']}."""
+    """'a=1,2;b=3' -> {'a': ['1', '2'], 'b': ['3']}; a one-line ConfigError where the text is
+    not exactly that (an empty value or part, a field or value given twice), since such a grid
+    would silently run other members than the ones typed."""
     result = {}
-    for part in filter(None, spec.split(';')):
-        field, _, values = part.partition('=')
-        result[field.strip()] = [v.strip() for v in values.split(',') if v.strip()]
+    for part in spec.split(';'):
+        field, equals, values = (text.strip() for text in part.partition('='))
+        items = [v.strip() for v in values.split(',')]
+        if not equals or not field or '' in items:
+            raise ConfigError(f'sweep {spec!r}: {part.strip()!r} is not field=v1,v2 (no empty '
+                              f'values; quote the whole --sweep if it holds spaces)')
+        if field in result:
+            raise ConfigError(f'sweep {spec!r} names {field!r} twice: give its values once, '
+                              f'as {field}=v1,v2')
+        if len(set(items)) < len(items):
+            raise ConfigError(f'sweep {spec!r} repeats a value of {field!r}: each member must '
+                              f'differ')
+        result[field] = items
     return result
 
 
@@ -120,4 +132,8 @@ def _value(text: str, field: str, current):
         raise ConfigError(f'sweep value {text!r} for {field!r} is not a number') from None
     if value != value or value in (float('inf'), float('-inf')):
         raise ConfigError(f'sweep value {text!r} for {field!r} must be a finite number')
-    return int(value) if isinstance(current, int) and value == int(value) else value
+    if isinstance(current, int):
+        if value != int(value):
+            raise ConfigError(f'sweep value {text!r} for {field!r} is not an integer')
+        return int(value)
+    return value

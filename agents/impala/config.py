@@ -320,11 +320,13 @@ def dmlab_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 ATARI57_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': atari57_tiny}
 DMLAB30_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': dmlab30_tiny}
 DMLAB_PRESETS = {'paper': lambda c: c, 'quick': dmlab_quick, 'tiny': dmlab_tiny}
-ATARI57_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
-                           'screen_size', 'num_learners', 'pbt_population')
-DMLAB30_FIXED_ON_RESUME = ('torso', 'core', 'channel_multiplier', 'width', 'height',
+# A multi-task run's tasks are fixed too: its logged games name their task by environment
+# (builders.game_task), so other tasks would report them under other names.
+ATARI57_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'action_set',
+                           'frame_stack', 'screen_size', 'num_learners', 'pbt_population')
+DMLAB30_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'width', 'height',
                            'instruction_vocabulary', 'num_learners', 'pbt_population')
-DMLAB_FIXED_ON_RESUME = ('tasks',) + DMLAB30_FIXED_ON_RESUME
+DMLAB_FIXED_ON_RESUME = DMLAB30_FIXED_ON_RESUME
 
 
 def _check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:

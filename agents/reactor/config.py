@@ -140,6 +140,7 @@ def check(config: ml_collections.ConfigDict) -> None:
         raise config_checks.ConfigError(
             f'--config.sequence_period must be <= sequence_length={config.sequence_length}, '
             f'got {config.sequence_period}')
+    config_checks.fits(config, 'batch_size', 'replay_capacity')
     if config.min_replay_size > config.replay_capacity:
         raise config_checks.ConfigError(
             f'--config.min_replay_size={config.min_replay_size} exceeds '

@@ -1,0 +1,168 @@
+"""Every input either does what it says or is refused in one line (issue 24).
+
+Run by `launch/program.py` before any process starts, after absl has parsed the flags:
+
+- the command line: positional arguments (an unquoted space, `--flag value` of a list), flags
+  given an empty value, flags the chosen role or launcher would ignore (`ROLE_FLAGS`);
+- the resolved config, by rules that hold for every field of every experiment, so that a field
+  added later is checked too:
+  * signs: a numeric field whose paper value is >= 0 stays >= 0, and one whose paper value is
+    > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field);
+  * the evaluation protocol exists (`eval_protocol`) and the budget reaches the first update;
+  * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
+Each rule raises `ConfigError`, whose message is the line the user sees.
+"""
+import copy
+from typing import Sequence
+
+from absl import flags
+
+from agents.core import sweeps
+from agents.core.config_checks import ConfigError
+
+# Fields whose 0 (never a negative) means something: off, none, uniform, greedy.
+MAY_BE_ZERO = (
+    'max_grad_norm',            # 0: no gradient clipping (LASER sec. 5.1)
+    'entropy_cost', 'baseline_cost',   # 0: the term left out
+    'noop_max', 'max_episode_frames', 'reward_clip',   # 0: none (environments/settings.py)
+    'pbt_population', 'pbt_burn_in_frames', 'pbt_copy_threshold',
+    'pbt_perturb_probability',  # 0: no population, no burn-in, any better, no perturbation
+    'replay_proportion',        # 0: no replay
+    'epsilon', 'exploration_sigma',   # 0: greedy actors
+    'priority_exponent', 'importance_sampling_exponent',   # 0: uniform, no correction
+    'discount', 'vtrace_lambda', 'retrace_lambda', 'rmsprop_decay', 'adam_beta2',
+    'replay_epsilon',           # unit-interval fields, 0 included (the agents' checks)
+    'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
+    'seed',
+)
+
+# Which roles read each launch flag; a flag given to another role would be ignored.
+ROLE_FLAGS = {
+    'replay_address': ('replay', 'learner', 'actor'),
+    'actor_id': ('actor',),
+    'learner_id': ('learner', 'actor'),
+    'replay_wait_s': ('learner', 'actor'),
+    'launcher': ('local',),
+    'ray_address': ('local',),
+    'ray_cpus': ('local',),
+}
+RAY_FLAGS = ('ray_address', 'ray_cpus')   # read by --launcher=ray only
+
+
+def positional(argv: Sequence[str]) -> None:
+    """Arguments absl did not take as flags (argv[0] is the program)."""
+    if len(argv) > 1:
+        raise ConfigError(f'unexpected argument {argv[1]!r}: every input is a --flag=value '
+                          f'(quote a value with spaces, e.g. --sweep=\'a=1,2\')')
+
+
+def leftover_arguments(argv: Sequence[str]) -> list[str]:
+    """What absl leaves of `argv` after its flags: the program and any positional argument."""
+    return copy.deepcopy(flags.FLAGS)(list(argv))
+
+
+def command_line(argv: Sequence[str], role: str, launcher: str) -> None:
+    """Positional arguments, empty values, and flags `role` (or `launcher`) ignores."""
+    positional(leftover_arguments(argv))
+    given = flags.FLAGS
+    for name in given:
+        flag = given[name]
+        if flag.present and isinstance(flag.value, str) and not flag.value.strip():
+            raise ConfigError(f'--{name}= is empty: give it a value, or leave it out for its '
+                              f'default')
+    for name, roles in ROLE_FLAGS.items():
+        if name in given and given[name].present and role not in roles:
+            raise ConfigError(f'--{name} is not read by --role={role} (only by --role='
+                              f'{" or --role=".join(roles)}): leave it out')
+    for name in RAY_FLAGS:
+        if name in given and given[name].present and launcher != 'ray':
+            raise ConfigError(f'--{name} is read by --launcher=ray only: add --launcher=ray, '
+                              f'or leave it out')
+    if 'replay_address' in given:
+        replay_address(role, given['replay_address'].value)
+
+
+def replay_address(role: str, address: str | None) -> None:
+    """host:port for a learner or an actor; :port (or host:port) for the replay server, which
+    listens on every interface; a port in 1-65535."""
+    if role == 'local':
+        return
+    if not address:
+        raise ConfigError(f'--role={role} needs --replay_address=host:port')
+    host, colon, port = address.rpartition(':')
+    if not colon or not port.isdigit() or (not host and role != 'replay') or ' ' in host:
+        raise ConfigError(f'--replay_address={address} is not host:port (e.g. localhost:9000; '
+                          f'--role=replay: :9000)')
+    if not 1 <= int(port) <= 65535:
+        raise ConfigError(f'--replay_address={address}: port {port} is not in 1-65535')
+
+
+def signs(config, paper) -> None:
+    """The sign rule over every numeric field the paper config has (see the module doc)."""
+    for field, value in config.items():
+        default = paper.get(field)
+        if not _number(default) or not _number(value):
+            continue
+        if default > 0 and field not in MAY_BE_ZERO and not value > 0:
+            raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '
+                              f'{value}')
+        if default >= 0 and not value >= 0:     # NaN included
+            raise ConfigError(f'--config.{field} must be >= 0 (the paper: {default}), got '
+                              f'{value}')
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def first_update_frames(config) -> tuple[int, str]:
+    """Frames the actors play before the learner's first update, and how that is counted."""
+    repeat = config.get('action_repeat', 1)
+    if 'min_replay_size' in config:
+        return (config.min_replay_size * repeat,
+                f'--config.min_replay_size={config.min_replay_size} steps x action_repeat '
+                f'{repeat}')
+    if 'unroll_length' in config:
+        return (config.batch_size * config.unroll_length * repeat,
+                f'one batch of {config.batch_size} unrolls x {config.unroll_length} steps x '
+                f'action_repeat {repeat}')
+    return 0, ''
+
+
+def budget(config) -> None:
+    """`total_frames` must reach the learner's first update."""
+    frames, counted = first_update_frames(config)
+    if config.total_frames < frames:
+        raise ConfigError(f'--config.total_frames={config.total_frames} ends before the first '
+                          f'update ({counted} = {frames} frames): raise it')
+
+
+def eval_protocol(config) -> None:
+    from paper_tables import protocols  # pylint: disable=import-outside-toplevel
+    try:
+        protocols.get_protocol(config.eval_protocol)
+    except ValueError as e:
+        raise ConfigError(f'--config.eval_protocol: {e}') from None
+    if config.eval_episodes != -1 and config.eval_episodes < 1:
+        raise ConfigError(f'--config.eval_episodes must be -1 (the protocol\'s count) or >= 1, '
+                          f'got {config.eval_episodes}')
+
+
+def config_values(spec, config) -> None:
+    """The rules every experiment's config obeys, on the run's config and on every member of
+    its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`)."""
+    paper = spec.paper_config()
+    eval_protocol(config)
+    members = spec.sweeps.members(config)
+    for learner_id in range(len(members)):
+        member = spec.sweeps.member_config(config, learner_id)
+        try:
+            if member is not config:
+                spec.check(member)
+            signs(member, paper)
+            budget(member)
+        except ConfigError as e:
+            if member is config:
+                raise
+            raise ConfigError(f'member {learner_id} of the sweep '
+                              f'({sweeps.describe(members[learner_id])}): {e}') from None

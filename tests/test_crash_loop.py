@@ -1,0 +1,41 @@
+"""A role that fails the same way on every restart stops the run with its error in one line
+(launch/runtime.py, issue 24); a role killed from outside, or failing differently, restarts."""
+import pytest
+
+from launch import runtime
+
+
+class _Process:
+    """What the supervisor sees of a role: its name, restarts, last log line, start."""
+
+    def __init__(self, lines):
+        self.name, self.restarts, self.starts = 'learner', 0, 0
+        self._lines = lines     # the last log line after each exit
+
+    def log_tail(self, lines=5):
+        del lines
+        return f'    {self._lines[self.starts]}\n'
+
+    def start(self):
+        self.starts += 1
+
+
+def test_the_same_error_three_times_stops_the_run_in_one_line():
+    process = _Process(['ValueError: bad shape'] * 3)
+    runtime._restart(process, 1, 'resuming')
+    runtime._restart(process, 1, 'resuming')
+    with pytest.raises(runtime.LaunchError) as error:
+        runtime._restart(process, 1, 'resuming')
+    assert str(error.value) == ('learner failed the same way 3 times in a row (exit code 1): '
+                                'ValueError: bad shape')
+    assert process.starts == 2
+
+
+def test_kills_and_changing_errors_restart():
+    killed = _Process(['[learner] step 10'] * 6)
+    for _ in range(5):
+        runtime._restart(killed, -9, 'resuming')     # a signal: not the role's own failure
+    changing = _Process([f'error at step {i}' for i in range(6)])
+    for _ in range(5):
+        runtime._restart(changing, 1, 'resuming')
+    assert killed.starts == changing.starts == 5
