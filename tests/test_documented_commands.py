@@ -3,7 +3,6 @@ in their shell blocks is checked as its program would run it, with DISTRL_CHECK_
 input resolved and checked, nothing started); `launch.evaluate` and `paper_tables.compare`,
 which need a trained run, with --help. And --help lists the flags every program shares."""
 import concurrent.futures
-import os
 import pathlib
 import re
 import shlex
