@@ -199,11 +199,11 @@ class SupervisedLearner:
         if code == FATAL_EXIT_CODE:
             raise LaunchError(f'{self.process.name} stopped:\n{self.process.log_tail(1)}')
         if code is not None:
-            _restart(self.process, code, 'resuming from its last checkpoint')
+            restart_role(self.process, code, 'resuming from its last checkpoint')
         for actor in self.actors:
             code = actor.poll()
             if code is not None:
-                _restart(actor, code, 'training goes on')
+                restart_role(actor, code, 'training goes on')
 
 
 def launch(launcher, *, run_dir: str, num_learners: int, num_actors: int,
@@ -235,7 +235,8 @@ def launch(launcher, *, run_dir: str, num_learners: int, num_actors: int,
         while not all(learner.finished for learner in learners):
             time.sleep(poll_interval_s)
             if replay.poll() is not None:
-                _restart(replay, replay.poll(), 'on the same address; the other roles reconnect')
+                restart_role(replay, replay.poll(),
+                             'on the same address; the other roles reconnect')
             if any(learner.process.poll() == REPLAY_ROLLBACK_EXIT_CODE for learner in learners):
                 print('[launcher] the replay server ran on past the learner\'s checkpoint; '
                       'restarting it from its checkpoint', flush=True)
@@ -280,7 +281,7 @@ def _crash_loop(process, code: int) -> None:
                           f'code {code}): {last}')
 
 
-def _restart(process, code: int, consequence: str) -> None:
+def restart_role(process, code: int, consequence: str) -> None:
     _crash_loop(process, code)
     if process.restarts >= _MAX_RESTARTS_PER_PROCESS:
         raise LaunchError(f'{process.name} died {process.restarts + 1} times; last log:\n'

@@ -22,10 +22,10 @@ class _Process:
 
 def test_the_same_error_three_times_stops_the_run_in_one_line():
     process = _Process(['ValueError: bad shape'] * 3)
-    runtime._restart(process, 1, 'resuming')
-    runtime._restart(process, 1, 'resuming')
+    runtime.restart_role(process, 1, 'resuming')
+    runtime.restart_role(process, 1, 'resuming')
     with pytest.raises(runtime.LaunchError) as error:
-        runtime._restart(process, 1, 'resuming')
+        runtime.restart_role(process, 1, 'resuming')
     assert str(error.value) == ('learner failed the same way 3 times in a row (exit code 1): '
                                 'ValueError: bad shape')
     assert process.starts == 2
@@ -34,8 +34,8 @@ def test_the_same_error_three_times_stops_the_run_in_one_line():
 def test_kills_and_changing_errors_restart():
     killed = _Process(['[learner] step 10'] * 6)
     for _ in range(5):
-        runtime._restart(killed, -9, 'resuming')     # a signal: not the role's own failure
+        runtime.restart_role(killed, -9, 'resuming')     # a signal: not the role's own failure
     changing = _Process([f'error at step {i}' for i in range(6)])
     for _ in range(5):
-        runtime._restart(changing, 1, 'resuming')
+        runtime.restart_role(changing, 1, 'resuming')
     assert killed.starts == changing.starts == 5
