@@ -107,8 +107,8 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
                                  run_dir=run_dir, target=target_flag.value,
                                  sweep=_SWEEP.value)
         spec.check(config)
+        configs.check_resume(spec, config, run_dir)     # another run's first: its line says why
         input_checks.config_values(spec, config)
-        configs.check_resume(spec, config, run_dir)
     except configs.ConfigError as e:
         _exit(e, 2)
     if os.environ.get(CHECK_ONLY):
