@@ -7,7 +7,8 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
   * signs: a numeric field whose paper value is >= 0 stays >= 0, and one whose paper value is
-    > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field);
+    > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field; `ANY_SIGN`
+    fields are exempt);
   * the evaluation protocol exists (`eval_protocol`) and the budget reaches the first update;
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
@@ -35,6 +36,10 @@ MAY_BE_ZERO = (
     'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
     'seed',
 )
+
+# Fields of any sign: a negative PBT copy threshold copies from any member, even a worse one
+# (how tests/test_pbt.py makes members evolve within seconds).
+ANY_SIGN = ('pbt_copy_threshold',)
 
 # Which roles read each launch flag; a flag given to another role would be ignored.
 ROLE_FLAGS = {
@@ -101,7 +106,7 @@ def signs(config, paper) -> None:
     """The sign rule over every numeric field the paper config has (see the module doc)."""
     for field, value in config.items():
         default = paper.get(field)
-        if not _number(default) or not _number(value):
+        if not _number(default) or not _number(value) or field in ANY_SIGN:
             continue
         if default > 0 and field not in MAY_BE_ZERO and not value > 0:
             raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '

@@ -109,6 +109,8 @@ def _split(spec: str) -> dict[str, list[str]]:
     for part in spec.split(';'):
         field, equals, values = (text.strip() for text in part.partition('='))
         items = [v.strip() for v in values.split(',')]
+        if equals and field and not values.strip():
+            raise ConfigError(f'sweep {spec!r} gives no values for {field!r}')
         if not equals or not field or '' in items:
             raise ConfigError(f'sweep {spec!r}: {part.strip()!r} is not field=v1,v2 (no empty '
                               f'values; quote the whole --sweep if it holds spaces)')
