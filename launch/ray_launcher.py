@@ -136,6 +136,7 @@ class RayProcess:
                  log_path: str, stdout_path: str | None, placement: 'Placement'):
         self.name = name
         self.restarts = 0
+        self.last_failure, self.same_failures = '', 0    # the crash-loop count (runtime.py)
         self._role = role
         self._actor = actor
         self._run_args = (argv, log_path, stdout_path, cpus, os.getcwd())

@@ -102,6 +102,7 @@ class LocalProcess:
         self._log_path = log_path
         self._console = console
         self.restarts = 0
+        self.last_failure, self.same_failures = '', 0    # the crash-loop count (_crash_loop)
         self.popen = None
         self.start()
 
@@ -273,8 +274,7 @@ def _crash_loop(process, code: int) -> None:
     """Stops the run when `process` exited by itself with an error (not by a signal) and the
     same last log line `_SAME_FAILURES_TO_STOP` times in a row."""
     last = process.log_tail(1).strip() if code > 0 else ''
-    same = getattr(process, 'same_failures', 0) + 1 if last and last == getattr(
-        process, 'last_failure', None) else 1
+    same = process.same_failures + 1 if last and last == process.last_failure else 1
     process.last_failure, process.same_failures = last, same
     if last and same >= _SAME_FAILURES_TO_STOP:
         raise LaunchError(f'{process.name} failed the same way {same} times in a row (exit '

@@ -10,6 +10,7 @@ class _Process:
 
     def __init__(self, lines):
         self.name, self.restarts, self.starts = 'learner', 0, 0
+        self.last_failure, self.same_failures = '', 0
         self._lines = lines     # the last log line after each exit
 
     def log_tail(self, lines=5):
