@@ -21,8 +21,6 @@ def learner(builder, address, run_dir, batches, checkpoint_interval_s=3600.0):
     c = builder.config
     state = builder.learning_state()
     return state, learner_lib.Learner(
-        update=state.update, iterator=iter(batches), state=state, step=state.step,
-        frames=state.frames, variables_to_push=state.network.trainable_variables,
-        client=reverb.Client(address), run_dir=run_dir, total_frames=c.total_frames,
+        state=state, iterator=iter(batches), client=reverb.Client(address), run_dir=run_dir, total_frames=c.total_frames,
         checkpoint_interval_s=checkpoint_interval_s, log_interval_s=0.0,
         max_nonfinite_updates=c.max_nonfinite_updates)

@@ -9,9 +9,9 @@ import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
+from agents.core import learning
 from agents.core import optimizers
 from agents.core import transitions
-from agents.core import variables
 from agents.ops import replay
 from agents.ops import value_learning
 
@@ -20,31 +20,15 @@ def _weights(info, beta):
     return tf.cast(replay.importance_weights(info.probability, beta), tf.float32)
 
 
-class _TargetNetworkLearning(tf.Module):
-    """What both Ape-X learners hold: the network, its target copy, counters; `update` is the
-    subclass's `_update`, compiled."""
-
-    def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool, name: str):
-        super().__init__(name=name)
-        self.network = network
-        self.target_network = target_network
-        variables.copy_variables(network, target_network)
-        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
-        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
-        self._config = config
-        self.update = tf.function(self._update, jit_compile=jit_compile)
-
-    def _update(self, sample):
-        raise NotImplementedError
-
-
-class ApexDQNLearning(_TargetNetworkLearning):
+class ApexDQNLearning(learning.TargetNetworkLearning):
     """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(network, target_network, config, jit_compile, 'apex_dqn_learning')
+        super().__init__(network, target_network,
+                         target_update_period=config.target_update_period,
+                         jit_compile=jit_compile, name='apex_dqn_learning')
+        self._config = config
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=config.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
@@ -65,26 +49,25 @@ class ApexDQNLearning(_TargetNetworkLearning):
             loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
         trainable = self.network.trainable_variables
         gradients = tape.gradient(loss, trainable)
-        finite = optimizers.all_finite(loss, gradients)
-        gradients, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
-        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
-            self.optimizer.apply(gradients, trainable)
-            self.step.assign_add(1)
-            if self.step % c.target_update_period == 0:
-                variables.copy_variables(self.network, self.target_network)
+        clipped, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
+        nonfinite = self.apply_if_finite(
+            (loss, gradients), lambda: self.optimizer.apply(clipped, trainable))
         return {'loss': loss, 'grad_norm': grad_norm, 'mean_q': tf.reduce_mean(q_a),
-                'nonfinite': 1.0 - tf.cast(finite, tf.float32),
+                'nonfinite': nonfinite,
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,
                 'priorities': replay.priorities_from_td_errors(td_errors)}
 
 
-class ApexDPGLearning(_TargetNetworkLearning):
+class ApexDPGLearning(learning.TargetNetworkLearning):
     """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
+        super().__init__(network, target_network,
+                         target_update_period=config.target_update_period,
+                         jit_compile=jit_compile, name='apex_dpg_learning')
+        self._config = config
         self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
 
@@ -114,19 +97,16 @@ class ApexDPGLearning(_TargetNetworkLearning):
             policy_loss = tf.reduce_mean(
                 value_learning.dpg_loss(actions, dqda, c.actor_gradient_clip))
         policy_gradients = tape.gradient(policy_loss, policy.trainable_variables)
-        finite = optimizers.all_finite(critic_loss, critic_gradients, policy_loss,
-                                       policy_gradients)
         # Appendix D, "otherwise as per DQN": the critic's gradient norm is clipped to 40.
-        critic_gradients, grad_norm = tf.clip_by_global_norm(critic_gradients,
-                                                             c.critic_max_grad_norm)
-        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
-            self.critic_optimizer.apply(critic_gradients, critic.trainable_variables)
+        clipped, grad_norm = tf.clip_by_global_norm(critic_gradients, c.critic_max_grad_norm)
+
+        def apply():
+            self.critic_optimizer.apply(clipped, critic.trainable_variables)
             self.policy_optimizer.apply(policy_gradients, policy.trainable_variables)
-            self.step.assign_add(1)
-            if self.step % c.target_update_period == 0:
-                variables.copy_variables(self.network, self.target_network)
+        nonfinite = self.apply_if_finite(
+            (critic_loss, critic_gradients, policy_loss, policy_gradients), apply)
         return {'loss': critic_loss, 'critic_loss': critic_loss, 'policy_loss': policy_loss,
-                'grad_norm': grad_norm, 'nonfinite': 1.0 - tf.cast(finite, tf.float32),
+                'grad_norm': grad_norm, 'nonfinite': nonfinite,
                 'mean_q': tf.reduce_mean(q),
                 'mean_abs_td_error': tf.reduce_mean(tf.abs(td_errors)),
                 'keys': sample.info.key,

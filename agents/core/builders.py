@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from agents.core import actor as actor_lib
 from agents.core import config_checks
+from agents.core import learning
 from agents.core import learner as learner_lib
 from agents.core import pbt
 from agents.core import variables
@@ -71,9 +72,8 @@ class Builder(abc.ABC):
         """The network, with its variables created."""
 
     @abc.abstractmethod
-    def learning_state(self) -> tf.Module:
-        """The learner's state: `network`, `step` and `frames` variables and the compiled
-        `update(batch) -> metrics`; everything in it is checkpointed."""
+    def learning_state(self) -> learning.LearningState:
+        """The learner's state (agents/core/learning.py); everything in it is checkpointed."""
 
     @abc.abstractmethod
     def dataset(self, replay_address: str, learner_id: int) -> Iterator[Any]:
@@ -95,8 +95,8 @@ class Builder(abc.ABC):
         """Batched steps between the actors' parameter pulls (IMPALA: each unroll, sec. 3)."""
         return 1
 
-    def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int
-                        ) -> Callable[[Any], Any] | None:
+    def replay_feedback(self, client: reverb.Client, state: learning.LearningState,
+                        learner_id: int) -> Callable[[Any], Any] | None:
         """Learner(after_update=...): e.g. priorities written back (Ape-X, Reactor)."""
         del client, state, learner_id
         return None
@@ -157,9 +157,7 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
     client = reverb.Client(replay_address)
     dirs = [learner_dir(run_dir, i, c.num_learners) for i in range(c.num_learners)]
     return learner_lib.Learner(
-        update=state.update, iterator=builder.dataset(replay_address, learner_id),
-        state=state, step=state.step, frames=state.frames,
-        variables_to_push=state.network.trainable_variables, client=client,
+        state=state, iterator=builder.dataset(replay_address, learner_id), client=client,
         run_dir=dirs[learner_id], total_frames=c.total_frames,
         checkpoint_interval_s=c.checkpoint_interval_s, log_interval_s=c.log_interval_s,
         variables_table=tables.private(tables.VARIABLES, learner_id),

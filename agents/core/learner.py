@@ -28,6 +28,7 @@ import tensorflow as tf
 from absl import logging
 
 from agents.core import config_checks
+from agents.core import learning
 from agents.core import logging as run_logging
 from agents.core import variables as variables_lib
 from reverb_tables import tables
@@ -92,10 +93,12 @@ class EpisodeStatsReader:
 
 
 class Learner:
-    """Runs `update` on batches from `iterator` until `frames` reaches `total_frames`.
+    """Runs `state.update` on batches from `iterator` until `state.frames` reaches
+    `total_frames`, pushing `state.network`'s trainable variables to the actors.
 
-    `update(batch)` must be the agent's compiled step: it advances `step` (and `frames`, where
-    the agent counts frames by what it learns from) and returns scalar metrics. With
+    `state` is the agent's `learning.LearningState`: its compiled update advances `step` (and
+    `frames`, where the agent counts frames by what it learns from) and returns scalar
+    metrics. With
     `after_update`, the update's outputs go through it first, outside the graph, and what it
     returns is logged: Ape-X writes new priorities back to replay there and counts the frames
     its actors generated. `on_checkpoint` runs after each checkpoint is saved: Ape-X checkpoints
@@ -105,9 +108,8 @@ class Learner:
     column and TensorBoard a return curve per task (`actor/episode_return/<task>`).
     """
 
-    def __init__(self, *, update: Callable[[Any], Mapping[str, tf.Tensor]],
-                 iterator: Iterator[Any], state: tf.Module, step: tf.Variable,
-                 frames: tf.Variable, variables_to_push, client: reverb.Client,
+    def __init__(self, *, state: learning.LearningState, iterator: Iterator[Any],
+                 client: reverb.Client,
                  run_dir: str, total_frames: int, checkpoint_interval_s: float,
                  log_interval_s: float, push_interval_steps: int = 1,
                  variables_table: str = tables.VARIABLES,
@@ -116,18 +118,18 @@ class Learner:
                  | None = None, on_checkpoint: Callable[[], Any] | None = None,
                  name: str = 'learner', max_nonfinite_updates: int = 10,
                  population=None, task_of: Callable[[Mapping[str, Any]], str] | None = None):
-        self._update = update
+        self._update = state.update
         self._task_of = task_of
         self._state = state
         self._population = population
         self._new_games = []     # finished games the population has not seen yet
         self._after_update = after_update
         self._iterator = iterator
-        self._step = step
-        self._frames = frames
+        self._step = state.step
+        self._frames = state.frames
         self._total_frames = total_frames
-        self._pusher = variables_lib.VariablePusher(client, variables_to_push,
-                                                    table=variables_table)
+        self._pusher = variables_lib.VariablePusher(
+            client, state.network.trainable_variables, table=variables_table)
         self._push_interval = push_interval_steps
         self._stats = EpisodeStatsReader(client, episode_stats_table)
         checkpoints = checkpoint_dir(run_dir)
@@ -272,7 +274,7 @@ class Learner:
                   f'({_first_line(e)}); training goes on', flush=True)
 
     @property
-    def state(self) -> tf.Module:
+    def state(self) -> learning.LearningState:
         """The learning state this learner trains and checkpoints."""
         return self._state
 
@@ -297,7 +299,7 @@ class Learner:
     @property
     def hyperparameters(self) -> Mapping[str, tf.Variable]:
         """The hyperparameters the learning state holds as variables (PBT adapts them)."""
-        return getattr(self._state, 'hyperparameters', {})
+        return self._state.hyperparameters
 
     def copy_from(self, checkpoint: str) -> int:
         """Loads another learner's `checkpoint` into this one's state (weights, optimizer,

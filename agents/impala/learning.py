@@ -12,6 +12,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import datasets
+from agents.core import learning
 from agents.core import optimizers
 from agents.core import population
 from agents.core import softmax_policy
@@ -127,7 +128,7 @@ def _mean(x, weights):
     return tf.reduce_sum(x * weights) / tf.maximum(tf.reduce_sum(weights), 1.0)
 
 
-class UnrollLearning(tf.Module):
+class UnrollLearning(learning.LearningState):
     """Network, optimizer and counters of one learner; `update` is the compiled step.
 
     TF1-style RMSProp (IMPALA table G.1), the learning rate annealed linearly to 0 over
@@ -142,8 +143,7 @@ class UnrollLearning(tf.Module):
 
     def __init__(self, network: snt.Module, config: ml_collections.ConfigDict, loss: Loss,
                  jit_compile: bool, name: str = 'learning'):
-        super().__init__(name=name)
-        self.network = network
+        super().__init__(network, jit_compile=jit_compile, name=name)
         self.hyperparameters = {
             name: tf.Variable(float(config[name]), trainable=False, dtype=tf.float32, name=name)
             for name in impala_config.ADAPTABLE}
@@ -153,11 +153,8 @@ class UnrollLearning(tf.Module):
             learning_rate=self.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=self.hyperparameters['rmsprop_epsilon'])
         self._anneal = population.anneals_learning_rate(config)
-        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
-        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
         self._config = config
         self._loss = loss
-        self.update = tf.function(self._update, jit_compile=jit_compile)
 
     def _update(self, batch):
         """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them, with
@@ -173,17 +170,17 @@ class UnrollLearning(tf.Module):
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(gradients)
-        finite = optimizers.all_finite(loss, gradients)
-        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
+
+        def apply():
+            clipped = gradients
             if config.max_grad_norm:
-                gradients, _ = tf.clip_by_global_norm(gradients, hyper['max_grad_norm'],
-                                                      use_norm=grad_norm)
-            self.optimizer.apply(gradients, variables)
-            self.step.assign_add(1)
-        real_steps = tf.reduce_sum(data['mask'][:-1] * datasets.online(data)[None])
-        self.frames.assign_add(tf.cast(real_steps, tf.int64) * config.action_repeat)
+                clipped, _ = tf.clip_by_global_norm(gradients, hyper['max_grad_norm'],
+                                                    use_norm=grad_norm)
+            self.optimizer.apply(clipped, variables)
+        nonfinite = self.apply_if_finite((loss, gradients), apply)
+        learning.count_online_frames(self.frames, data, config.action_repeat)
         metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value(),
-                       nonfinite=1.0 - tf.cast(finite, tf.float32))
+                       nonfinite=nonfinite)
         return metrics
 
 

@@ -19,9 +19,8 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 
 from agents.core import datasets
-from agents.core import optimizers
+from agents.core import learning
 from agents.core import steps
-from agents.core import variables
 from agents.networks import reactor as reactor_network
 from agents.ops import leave_one_out
 from agents.ops import retrace
@@ -92,7 +91,7 @@ def reactor_loss(online, target, data, weights, config: ml_collections.ConfigDic
     return loss, priorities, metrics
 
 
-class ReactorLearning(tf.Module):
+class ReactorLearning(learning.TargetNetworkLearning):
     """Network, target network, Adam and counters; `update(batch)` is the compiled step.
 
     `frames` is set outside the update, from the replay's inserts (agents/core/
@@ -101,18 +100,14 @@ class ReactorLearning(tf.Module):
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(name='reactor_learning')
-        self.network = network
-        self.target_network = target_network
-        variables.copy_variables(network, target_network)
+        super().__init__(network, target_network,
+                         target_update_period=config.target_update_period,
+                         jit_compile=jit_compile, name='reactor_learning')
         # Sec. 3.4.1: Adam with "zero momentum" (beta1 = 0).
         self.optimizer = snt.optimizers.Adam(config.learning_rate, beta1=config.adam_beta1,
                                              beta2=config.adam_beta2,
                                              epsilon=config.adam_epsilon)
-        self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
-        self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
         self._config = config
-        self.update = tf.function(self._update, jit_compile=jit_compile)
 
     def _update(self, batch):
         """One step on `batch`: [B, n, ...] sequences as the actors wrote them, their stored
@@ -129,13 +124,8 @@ class ReactorLearning(tf.Module):
             loss, priorities, metrics = reactor_loss(online, target, data, batch['weights'], c)
         trainable = self.network.trainable_variables
         gradients = tape.gradient(loss, trainable)
-        finite = optimizers.all_finite(loss, gradients)
-        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
-            self.optimizer.apply(gradients, trainable)
-            self.step.assign_add(1)
-            if self.step % c.target_update_period == 0:
-                variables.copy_variables(self.network, self.target_network)
-        metrics.update(grad_norm=tf.linalg.global_norm(gradients),
-                       nonfinite=1.0 - tf.cast(finite, tf.float32), keys=batch['keys'],
-                       priorities=priorities)
+        nonfinite = self.apply_if_finite(
+            (loss, gradients), lambda: self.optimizer.apply(gradients, trainable))
+        metrics.update(grad_norm=tf.linalg.global_norm(gradients), nonfinite=nonfinite,
+                       keys=batch['keys'], priorities=priorities)
         return metrics
