@@ -96,13 +96,13 @@ def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
     if target:
         overrides[experiment.target_field] = target
     if sweep is not None:
-        if 'sweep' not in config:
-            raise ConfigError(f'--sweep: {experiment.name} runs no sweeps')
         overrides['sweep'] = sweep
     for field, value in overrides.items():
         *parents, leaf = field.split('.')
         _get(config, '.'.join(parents))[leaf] = value
-    if config.get('sweep'):
+    if config.sweep and not experiment.sweeps.sweepable:
+        raise ConfigError(f'--sweep: {experiment.name} runs no sweeps')
+    if config.sweep:
         # A sweep's members are the run's learners (agents/core/sweeps.py).
         config.num_learners = len(experiment.sweeps.members(config))
     return config

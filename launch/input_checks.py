@@ -122,7 +122,7 @@ def _number(value) -> bool:
 
 def first_update_frames(config) -> tuple[int, str]:
     """Frames the actors play before the learner's first update, and how that is counted."""
-    repeat = config.get('action_repeat', 1)
+    repeat = config.action_repeat
     if 'min_replay_size' in config:
         return (config.min_replay_size * repeat,
                 f'--config.min_replay_size={config.min_replay_size} steps x action_repeat '
@@ -157,6 +157,10 @@ def config_values(spec, config) -> None:
     """The rules every experiment's config obeys, on the run's config and on every member of
     its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`)."""
     paper = spec.paper_config()
+    if config.pbt_population and not spec.sweeps.initial_population:
+        raise ConfigError(f'--config.pbt_population={config.pbt_population}: {spec.name} has no '
+                          f'population-based training (the IMPALA experiments have); leave '
+                          f'it at 0')
     eval_protocol(config)
     members = spec.sweeps.members(config)
     for learner_id in range(len(members)):

@@ -40,6 +40,10 @@ CASES = [
      "error: sweep 'learning_rte=1e-4,2e-4' names 'learning_rte', which is not a field a sweep "
      'can vary (did you mean: learning_rate?'),
     ('launch.impala_atari', ['--sweep=paper'], 'error: --sweep: impala_atari runs no sweeps'),
+    ('launch.apex_dqn_atari', ['--config.sweep=learning_rate=1e-4,2e-4'],
+     'error: --sweep: apex_dqn_atari runs no sweeps'),
+    ('launch.reactor_atari', ['--config.pbt_population=2'],
+     'error: --config.pbt_population=2: reactor_atari has no population-based training'),
     # Unknown config fields.
     ('launch.apex_dqn_atari', ['--config.core=lstm'],
      "error: --config.core: apex_dqn_atari has no field 'core'"),

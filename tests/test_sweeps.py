@@ -11,8 +11,10 @@ SWEEPS = sweeps.Sweeps(named={'pair': {'learning_rate': (1.0, 2.0)}},
 
 
 def _config(sweep):
+    """A config with the runtime fields sweeps read (agents/core/runtime_config.py)."""
     return ml_collections.ConfigDict(
-        {'sweep': sweep, 'learning_rate': 0.5, 'entropy_cost': 0.01, 'seed': 0, 'game': 'pong'})
+        {'sweep': sweep, 'pbt_population': 0, 'learning_rate': 0.5, 'entropy_cost': 0.01,
+         'seed': 0, 'game': 'pong'})
 
 
 def test_members_are_the_grid_product_first_field_slowest():

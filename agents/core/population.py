@@ -38,7 +38,7 @@ class Categorical:
 
 def enabled(config: ml_collections.ConfigDict) -> bool:
     """Whether `config` trains a population (`pbt_population` > 0)."""
-    return config.get('pbt_population', 0) > 0
+    return config.pbt_population > 0
 
 
 def adapted(config: ml_collections.ConfigDict) -> tuple[str, ...]:
@@ -70,7 +70,7 @@ def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
     if not population >= 2:
         raise ConfigError(f'--config.pbt_population={population}: a population needs at least '
                           f'2 members to compare (0 turns population-based training off)')
-    if config.get('sweep'):
+    if config.sweep:
         raise ConfigError('--sweep and --config.pbt_population both choose the learners: use '
                           'one of them')
     if config.num_learners not in (1, population):
@@ -93,7 +93,7 @@ def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
         raise ConfigError(f'--config.pbt_burn_in_frames={burn_in} is the whole run '
                           f'(--config.total_frames={config.total_frames}): no member would '
                           f'ever be compared; lower it')
-    shortest = episodes * config.get('action_repeat', 1)   # every game one agent step long
+    shortest = episodes * config.action_repeat   # every game one agent step long
     if burn_in + shortest > config.total_frames:
         raise ConfigError(f'--config.pbt_fitness_episodes={episodes} is a window larger than '
                           f'the run: even games of one step would need {shortest} frames after '

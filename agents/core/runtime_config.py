@@ -19,6 +19,10 @@ FIELDS: dict[str, tuple[Any, str]] = {
     'log_interval_s': (10.0, 'seconds between progress lines and log rows'),
     'eval_protocol': (None, 'how the run is evaluated (paper_tables/protocols.py)'),
     'eval_episodes': (-1, "evaluation episodes; -1: the protocol's episode count"),
+    'sweep': ('', "a grid of learners sharing one replay (--sweep; agents/core/sweeps.py): "
+                  "its name or 'field=v1,v2;...'; '' trains one agent"),
+    'pbt_population': (0, 'population-based training: its members, each a learner of the run '
+                          '(agents/core/population.py); 0: off'),
 }
 
 

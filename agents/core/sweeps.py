@@ -34,7 +34,7 @@ class Sweeps:
 
     def grid(self, config: ml_collections.ConfigDict) -> Grid:
         """The grid `config.sweep` names or writes; {} for no sweep. One-line ConfigErrors."""
-        spec = config.get('sweep', '')
+        spec = config.sweep
         if not spec:
             return {}
         if spec in self.named:
@@ -75,7 +75,7 @@ class Sweeps:
         if len(points) == 1:
             return config
         if not 0 <= learner_id < len(points):
-            what = f'sweep {config.sweep!r}' if config.get('sweep') else 'the population'
+            what = f'sweep {config.sweep!r}' if config.sweep else 'the population'
             raise ConfigError(f'--learner_id={learner_id} is out of range: {what} has '
                               f'{len(points)} members')
         member = ml_collections.ConfigDict(config.to_dict())

@@ -71,11 +71,9 @@ def atari() -> ml_collections.ConfigDict:
     c.vtrace_lambda = 1.0            # not stated; IMPALA's lambda = 1
     c.total_frames = 200_000_000     # sec. 5.5, table 1: 200M steps (the sweeps: 50M)
 
-    # Sweep (sec. 5.1): '' trains one agent; 'paper' is the 9-agent grid (SWEEPS below).
-    c.sweep = ''
-
-    # Runtime: how this machine runs it, not from the paper.
-    # num_learners is set by `sweep`: one learner per member (agents/core/runtime_config.py).
+    # Runtime: how this machine runs it, not from the paper. `sweep` (sec. 5.1): '' trains
+    # one agent, 'paper' is the 9-agent grid (SWEEPS below); it sets num_learners, one learner
+    # per member (agents/core/runtime_config.py).
     runtime_config.add(c, eval_protocol='laser_atari_training')   # app. C
     c.queue_size = 64                # unrolls buffered between a learner's actors and it
     return c
