@@ -3,6 +3,8 @@
 Every paper-stated value names its section (restated in docs/paper_notes.md); values the
 paper does not state say so. Presets for small machines live in the preset functions, never here.
 """
+import functools
+
 import ml_collections
 
 from agents.core import config_checks
@@ -103,35 +105,28 @@ def control_dpg() -> ml_collections.ConfigDict:
     return c
 
 
-def _quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """What both agents' `--preset=quick` set: a demo on a 2-core machine, not the paper."""
+def _quick(c: ml_collections.ConfigDict, *, total_frames: int, target_update_period: int,
+           envs_per_actor: int) -> ml_collections.ConfigDict:
+    """`--preset=quick`: a demo on a 2-core machine, not the paper."""
     c = ml_collections.ConfigDict(c.to_dict())
     c.num_actors = 2                     # this machine's 2 cores, not the paper's 360 or 64
-    c.envs_per_actor = 8
+    c.envs_per_actor = envs_per_actor
     c.replay_capacity = 100_000          # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
     c.min_replay_size = 2_000
     c.batch_size = 64
     c.prefetch_batches = 2
     c.checkpoint_interval_s = 120.0
     c.eval_episodes = 5
+    c.total_frames = total_frames
+    c.target_update_period = target_update_period
     return c
 
 
-def quick_dqn(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """Ape-X DQN's `--preset=quick`."""
-    c = _quick(c)
-    c.total_frames = 2_000_000
-    c.target_update_period = 500
-    return c
-
-
-def quick_dpg(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """Ape-X DPG's `--preset=quick`."""
-    c = _quick(c)
-    c.total_frames = 200_000
-    c.target_update_period = 100
-    c.envs_per_actor = 4
-    return c
+# Each experiment's quick preset: Ape-X DQN on an Atari game, Ape-X DPG on a control task.
+quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
+                              envs_per_actor=8)
+quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period=100,
+                              envs_per_actor=4)
 
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
