@@ -1,28 +1,62 @@
-"""Config resolution for experiment programs: paper config, preset, flags, saved run.
+"""The run spec: a run's config, resolved once by the process that launches it.
 
-Order: a run directory's saved `config.json` (resuming) or else the paper's config with the
-chosen preset applied; then every `--config.<field>` the user gave on the command line.
-`--config.<field>`s that name no field are refused before flags are parsed (`check_fields`).
+The launching process (`--role=local`, or a role started by hand) resolves, in this order, the
+run directory's saved `config.json` (resuming) or else the paper's config with the chosen
+preset, then every `--config.<field>` the user gave (ml_collections' parsed overrides), the
+program's target (--game, --task, ...) and --sweep, into one checked `RunSpec`, and writes it to
+RUN_DIR/config.json (`RunSpec.write`). Roles started by a launcher get only --run_dir and their
+role flags: their spec is the saved one, unchanged, and they write nothing. Evaluation, fitness
+and the comparison with the paper read the saved spec (`load`).
 """
+import dataclasses
 import difflib
 import json
 import os
-import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import ml_collections
+from absl import flags
+from ml_collections import config_flags
 
 from agents.core.config_checks import ConfigError  # noqa: F401  (raised to launch programs)
 from launch import experiments
+from launch import input_checks
 
 CONFIG_FILE = 'config.json'
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One run, resolved and checked: what every role of it runs with."""
+    experiment: experiments.Experiment
+    run_dir: str
+    config: ml_collections.ConfigDict
+    saved: Mapping | None     # RUN_DIR/config.json as found (None: a new run)
+
+    @property
+    def target(self) -> str:
+        """What the run trains on (its experiment's target field)."""
+        return self.experiment.target(self.config)
+
+    def write(self) -> None:
+        """RUN_DIR/config.json := the spec, where the file does not hold it already (a role
+        started by a launcher resolves the saved spec unchanged, and writes nothing)."""
+        if self.saved is None or _json(self.config.to_dict()) != _json(self.saved):
+            save(self.config, self.run_dir)
+
+
+def _json(value) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)
 
 
 def check_fields(config: ml_collections.ConfigDict, experiment: str,
                  argv: Sequence[str]) -> None:
     """A one-line ConfigError for a `--config.<field>` that `config` does not have (say,
     --config.core=lstm for an agent whose networks are feed-forward only), or whose value is
-    not of the field's type (`--config.learning_rate=abc`, `--config.batch_size=1.5`)."""
+    not of the field's type (`--config.learning_rate=abc`, `--config.batch_size=1.5`).
+
+    The one reader of raw `argv`: it runs before absl parses the flags, where such a flag
+    would end in absl's traceback; everything after parsing reads `overrides`."""
     for field, value in _field_values(argv):
         node = config
         for part in field.split('.'):
@@ -64,40 +98,48 @@ def _field_values(argv: Sequence[str]) -> list[tuple[str, str | None]]:
     `--config.<path> <value>` (absl parses that form itself)."""
     found = []
     for arg in argv:
-        match = re.match(r'^--config\.([\w.]+)(?:=(.*)|$)', arg, re.DOTALL)
-        if match:
-            found.append((match.group(1), match.group(2)))
+        if arg.startswith('--config.'):
+            field, equals, value = arg[len('--config.'):].partition('=')
+            found.append((field, value if equals else None))
     return found
 
 
-def overridden_fields(argv: Sequence[str]) -> list[str]:
-    """Field paths the user set with `--config.<path>=...` or `--config.<path> ...`."""
-    return [field for field, _ in _field_values(argv)]
+def overrides(config_flag) -> dict:
+    """{field path: value} of every `--config.<path>` absl parsed for `config_flag`."""
+    return dict(config_flags.get_override_values(flags.FLAGS[config_flag.name]))
 
 
-def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
-            argv: Sequence[str], run_dir: str, target: str | None = None,
-            sweep: str | None = None) -> ml_collections.ConfigDict:
-    """The config of a run of `experiment` (launch/experiments.py): the run's saved config when
-    resuming, else the preset of the paper config; then the user's `--config.<field>`s,
-    `target` (the program's --game or --task) and `sweep` (--sweep, which sets the number of
-    learners)."""
-    config = _saved(run_dir)
-    if config is not None and config.experiment != experiment.name:
-        raise ConfigError(f'{run_dir} holds a run of {config.experiment}, not of '
-                          f'{experiment.name}: resume it with launch.{config.experiment}, or '
-                          f'choose another --run_dir')
-    if config is None:
+def resolve(experiment: experiments.Experiment, *, paper: ml_collections.ConfigDict,
+            run_dir: str, preset: str = 'paper', fields: Mapping | None = None,
+            target: str | None = None, sweep: str | None = None,
+            resume_hint: bool = True) -> RunSpec:
+    """The checked spec of a run of `experiment` in `run_dir`: the run's saved config when
+    resuming, else `preset` of the paper config `paper` (the experiment's, built once by the
+    caller); then `fields` (the user's `--config.<field>`s, `overrides`), `target` (the
+    program's --game or --task) and `sweep` (--sweep, which sets the number of learners).
+    `resume_hint`: a run of another experiment in `run_dir` is refused with the program that
+    resumes it."""
+    saved = _read(run_dir)
+    if saved is not None and saved['experiment'] != experiment.name:
+        hint = f'resume it with launch.{saved["experiment"]}, or ' if resume_hint else ''
+        raise ConfigError(f'{run_dir} holds a run of {saved["experiment"]}, not of '
+                          f'{experiment.name}: {hint}choose another --run_dir')
+    config = ml_collections.ConfigDict(paper.to_dict())
+    resumed = None
+    if saved is not None:
+        config.update(saved)    # fields added to the experiment since: their paper values
+        resumed = ml_collections.ConfigDict(config.to_dict())
+    else:
         if preset not in experiment.presets:
             raise ConfigError(f'unknown --preset={preset!r}; choose one of: '
                               f'{", ".join(experiment.presets)}')
-        config = experiment.presets[preset](experiment.paper_config())
-    overrides = {field: _get(flag_config, field) for field in overridden_fields(argv)}
+        config = experiment.presets[preset](config)
+    given = dict(fields or {})
     if target:
-        overrides[experiment.target_field] = target
+        given[experiment.target_field] = target
     if sweep is not None:
-        overrides['sweep'] = sweep
-    for field, value in overrides.items():
+        given['sweep'] = sweep
+    for field, value in given.items():
         *parents, leaf = field.split('.')
         _get(config, '.'.join(parents))[leaf] = value
     if config.sweep and not experiment.sweeps.sweepable:
@@ -105,14 +147,17 @@ def resolve(*, experiment, preset: str, flag_config: ml_collections.ConfigDict,
     if config.sweep:
         # A sweep's members are the run's learners (agents/core/sweeps.py).
         config.num_learners = len(experiment.sweeps.members(config))
-    return config
+    experiment.check(config)
+    _check_resume(experiment, config, run_dir, resumed)  # another run's first: its line says why
+    input_checks.config_values(experiment, config, paper)
+    return RunSpec(experiment, run_dir, config, saved)
 
 
-def check_resume(experiment, config: ml_collections.ConfigDict, run_dir: str) -> None:
+def _check_resume(experiment, config: ml_collections.ConfigDict, run_dir: str,
+                  saved: ml_collections.ConfigDict | None) -> None:
     """A one-line ConfigError where a checked `config` changes a field of the experiment's
     `fixed_on_resume` (what shapes the checkpointed network and tables) from the run's saved
     config."""
-    saved = _saved(run_dir)
     if saved is None:
         return
     for field in experiment.fixed_on_resume:
@@ -128,9 +173,8 @@ def _get(config, path: str):
     return config
 
 
-def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
-    """The config saved in `run_dir`, with fields added to the experiment since then at their
-    paper values; None if there is none."""
+def _read(run_dir: str) -> dict | None:
+    """RUN_DIR/config.json, read once; None if there is none; one line if it is not a run's."""
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return None
@@ -141,9 +185,8 @@ def _saved(run_dir: str) -> ml_collections.ConfigDict | None:
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f'{path} is not a run config ({e}): repair it, or delete it to start '
                           f'the run afresh') from None
-    config = experiments.get(experiment).paper_config()
-    config.update(saved)
-    return config
+    experiments.get(experiment)     # one line for an experiment the registry does not have
+    return saved
 
 
 def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
@@ -156,8 +199,12 @@ def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
 
 
 def load(run_dir: str) -> ml_collections.ConfigDict:
-    config = _saved(run_dir)
-    if config is None:
+    """The spec saved in `run_dir`, with fields added to its experiment since then at their
+    paper values: what evaluation, fitness and the comparison read."""
+    saved = _read(run_dir)
+    if saved is None:
         raise ConfigError(f'{os.path.join(run_dir, CONFIG_FILE)} not found: is {run_dir!r} a '
                           f'run directory?')
+    config = experiments.get(saved['experiment']).paper_config()
+    config.update(saved)
     return config

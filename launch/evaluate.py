@@ -139,9 +139,9 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     if tasks:
         _print_training_by_task(run_dir, builder)
     results = {}
+    target = experiments.get(config.experiment).target(config)
     for i, task in enumerate(tasks or [None]):
-        game = builder.reported_task(task) if task else (
-            config.game if 'game' in config else config.task)
+        game = builder.reported_task(task) if task else target
         print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
               f'checkpoint at {frames:,} frames', flush=True)
         results[game] = run_episodes(builder, network, protocol, episodes,
@@ -150,10 +150,11 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
 
 
 def _trained_game(config, protocol: str) -> str:
-    """The one game (task, level) a run scored on its training games trained on."""
-    if 'game' in config or 'task' in config:
-        return config.game if 'game' in config else config.task
+    """The one game (task, level) a run scored on its training games trained on: its target,
+    or the one task of a multi-task builder, as the paper's tables name it."""
     tasks = builder_for(config).tasks()
+    if not tasks:
+        return experiments.get(config.experiment).target(config)
     if len(tasks) != 1:
         raise configs.ConfigError(f'protocol {protocol} scores the training games '
                                   f'of one task; this run trained on {len(tasks)}')

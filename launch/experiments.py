@@ -24,58 +24,75 @@ class Experiment:
     fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
     sweeps: sweeps_lib.Sweeps = sweeps_lib.NONE  # named grids (`--sweep`), sweepable fields
 
+    def target(self, config: ml_collections.ConfigDict) -> str:
+        """What a run of this experiment trains on: its game, task, level or tasks."""
+        return config[self.target_field]
 
-# name -> (config module, config function, builder module, builder class, target, prefix[,
-# names]). The config module also holds PRESETS, `check` and FIXED_ON_RESUME, and SWEEPS where
-# the experiment runs sweeps (agents/core/sweeps.py); an experiment sharing its config module
-# with another names its own in `names` ({'presets': ..., 'check': ..., 'fixed_on_resume':
-# ..., 'sweeps': ...}).
-# Modules are imported on lookup, so that naming one experiment imports only its agent.
-_REGISTRY = {
-    'impala_atari': ('agents.impala.config', 'atari_experts', 'agents.impala.builder',
-                     'ImpalaAtariBuilder', 'game', 'impala'),
-    'apex_dqn_atari': ('agents.apex.config', 'atari_dqn', 'agents.apex.builder',
-                       'ApexDQNAtariBuilder', 'game', 'apex_dqn'),
-    'apex_dpg_control': ('agents.apex.config', 'control_dpg', 'agents.apex.builder',
-                         'ApexDPGControlBuilder', 'task', 'apex_dpg'),
-    'laser_atari': ('agents.laser.config', 'atari', 'agents.laser.builder',
-                    'LaserAtariBuilder', 'game', 'laser'),
-    'reactor_atari': ('agents.reactor.config', 'atari', 'agents.reactor.builder',
-                      'ReactorAtariBuilder', 'game', 'reactor'),
-    'impala_atari57': ('agents.impala.config', 'atari57', 'agents.impala.builder',
-                       'ImpalaAtari57Builder', 'tasks', 'impala',
-                       {'presets': 'ATARI57_PRESETS', 'check': 'check_atari57',
-                        'fixed_on_resume': 'ATARI57_FIXED_ON_RESUME'}),
-    'impala_dmlab30': ('agents.impala.config', 'dmlab30', 'agents.impala.builder',
-                       'ImpalaDmLab30Builder', 'tasks', 'impala',
-                       {'presets': 'DMLAB30_PRESETS', 'check': 'check_dmlab30',
-                        'fixed_on_resume': 'DMLAB30_FIXED_ON_RESUME'}),
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One experiment of the registry, by module and attribute names: the modules are imported
+    on lookup (`get`), so that naming one experiment imports only its agent, and a builder
+    (TensorFlow, Reverb) only when a run is built."""
+    config_module: str         # holds the names below
+    paper_config: str          # function: the paper's config
+    builder: str               # 'module:Class', an agents.core.builders.Builder
+    target_field: str
+    run_dir_prefix: str
+    presets: str = 'PRESETS'
+    check: str = 'check'
+    fixed_on_resume: str = 'FIXED_ON_RESUME'
+    sweeps: str | None = None  # Sweeps (agents/core/sweeps.py); None: no sweeps, no PBT
+
+
+_IMPALA = 'agents.impala.config'
+REGISTRY = {
+    'impala_atari': Entry(_IMPALA, 'atari_experts', 'agents.impala.builder:ImpalaAtariBuilder',
+                          target_field='game', run_dir_prefix='impala', sweeps='SWEEPS'),
+    'apex_dqn_atari': Entry('agents.apex.config', 'atari_dqn',
+                            'agents.apex.builder:ApexDQNAtariBuilder', target_field='game',
+                            run_dir_prefix='apex_dqn', presets='DQN_PRESETS',
+                            check='check_dqn'),
+    'apex_dpg_control': Entry('agents.apex.config', 'control_dpg',
+                              'agents.apex.builder:ApexDPGControlBuilder', target_field='task',
+                              run_dir_prefix='apex_dpg', presets='DPG_PRESETS',
+                              check='check_dpg'),
+    'laser_atari': Entry('agents.laser.config', 'atari', 'agents.laser.builder:LaserAtariBuilder',
+                         target_field='game', run_dir_prefix='laser', sweeps='SWEEPS'),
+    'reactor_atari': Entry('agents.reactor.config', 'atari',
+                           'agents.reactor.builder:ReactorAtariBuilder', target_field='game',
+                           run_dir_prefix='reactor'),
+    'impala_atari57': Entry(_IMPALA, 'atari57', 'agents.impala.builder:ImpalaAtari57Builder',
+                            target_field='tasks', run_dir_prefix='impala',
+                            presets='ATARI57_PRESETS', check='check_atari57',
+                            fixed_on_resume='ATARI57_FIXED_ON_RESUME', sweeps='SWEEPS'),
+    'impala_dmlab30': Entry(_IMPALA, 'dmlab30', 'agents.impala.builder:ImpalaDmLab30Builder',
+                            target_field='tasks', run_dir_prefix='impala',
+                            presets='DMLAB30_PRESETS', check='check_dmlab30',
+                            fixed_on_resume='DMLAB30_FIXED_ON_RESUME', sweeps='SWEEPS'),
     # One level (IMPALA sec. 5.2): the DMLab-30 builder with a `tasks` of one level.
-    'impala_dmlab': ('agents.impala.config', 'dmlab', 'agents.impala.builder',
-                     'ImpalaDmLab30Builder', 'tasks', 'impala_dmlab',
-                     {'presets': 'DMLAB_PRESETS', 'check': 'check_dmlab',
-                      'fixed_on_resume': 'DMLAB_FIXED_ON_RESUME'}),
+    'impala_dmlab': Entry(_IMPALA, 'dmlab', 'agents.impala.builder:ImpalaDmLab30Builder',
+                          target_field='tasks', run_dir_prefix='impala_dmlab',
+                          presets='DMLAB_PRESETS', check='check_dmlab',
+                          fixed_on_resume='DMLAB_FIXED_ON_RESUME', sweeps='SWEEPS'),
 }
 
-NAMES = tuple(_REGISTRY)
+NAMES = tuple(REGISTRY)
 
 
 def get(name: str) -> Experiment:
     """The experiment called `name`; a one-line ConfigError for an unknown one."""
-    if name not in _REGISTRY:
+    if name not in REGISTRY:
         raise ConfigError(f'unknown experiment {name!r}; known: {", ".join(NAMES)}')
-    config_module, config_fn, builder_module, builder_class, target, prefix, *own = (
-        _REGISTRY[name])
-    config = importlib.import_module(config_module)
-    names = {'presets': 'PRESETS', 'check': 'check', 'fixed_on_resume': 'FIXED_ON_RESUME',
-             'sweeps': 'SWEEPS', **(own[0] if own else {})}
+    entry = REGISTRY[name]
+    config = importlib.import_module(entry.config_module)
     return Experiment(
-        name=name, paper_config=getattr(config, config_fn),
-        presets=getattr(config, names['presets']), check=getattr(config, names['check']),
-        fixed_on_resume=getattr(config, names['fixed_on_resume']),
-        builder=_imported_on_call(builder_module, builder_class),
-        target_field=target, run_dir_prefix=prefix,
-        sweeps=getattr(config, names['sweeps'], sweeps_lib.NONE))
+        name=name, paper_config=getattr(config, entry.paper_config),
+        presets=getattr(config, entry.presets), check=getattr(config, entry.check),
+        fixed_on_resume=getattr(config, entry.fixed_on_resume),
+        builder=_imported_on_call(*entry.builder.split(':')),
+        target_field=entry.target_field, run_dir_prefix=entry.run_dir_prefix,
+        sweeps=getattr(config, entry.sweeps) if entry.sweeps else sweeps_lib.NONE)
 
 
 def _imported_on_call(module: str, name: str) -> Callable[[ml_collections.ConfigDict], Any]:

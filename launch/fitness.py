@@ -10,22 +10,24 @@ from typing import Mapping, Sequence
 from agents.core import builders
 from agents.core import logging as run_logging
 from agents.core import pbt
+from launch import experiments
 from paper_tables import scores
 
 
 def fitness(builder: builders.Builder) -> pbt.Fitness:
     """Finished games (each with its actor, env and episode_return, as the learner drains
-    them) -> table G.1's fitness: the games grouped by task (`config.game` for a single-task
-    builder; for a multi-task one the task `builders.game_task` says, by its reported name),
+    them) -> table G.1's fitness: the games grouped by task (the run's target, its game, for a
+    single-task builder; for a multi-task one the task `builders.game_task` says, by its reported name),
     s_l the mean raw return of task l's games, capped human-normalised against its references
     in the builder's `suite` ('atari' or 'dmlab30'), then averaged over the tasks that have a
     game in the window (a task with none has no s_l; docs/fidelity.md)."""
     suite = getattr(builder, 'suite', 'atari')
     scores.references(suite)    # an unknown suite fails when the learner is made
     multi_task = bool(builder.tasks())
+    target = experiments.get(builder.config.experiment).target(builder.config)
 
     def task_of(game: Mapping) -> str:
-        return builders.game_task(builder, game) if multi_task else builder.config.game
+        return builders.game_task(builder, game) if multi_task else target
 
     def value(games: Sequence[Mapping]) -> float:
         return scores.mean_capped_human_normalised(

@@ -33,7 +33,6 @@ hyperparameter sets (sec. 5.2); each of ours is one set.
 import csv
 import dataclasses
 import os
-import re
 import subprocess
 import sys
 
@@ -74,9 +73,14 @@ OWN_FLAGS = ('run_dir', 'corrections', 'replay')
 
 
 def environment_of(argv) -> Environment:
-    """DMLAB where `argv` names --level (in any of absl's forms), else ATARI: which program's
-    --config the command line holds, known before flags are parsed."""
-    return DMLAB if any(re.match(r'^--?level(=|$)', arg) for arg in argv[1:]) else ATARI
+    """DMLAB where `argv` gives --level, else ATARI: which program's --config the command line
+    holds, needed to define that --config. absl parses `argv` for --level alone (all other
+    flags are left to the full parse), since the study's flags are not defined yet."""
+    level = flags.FlagValues()
+    flags.DEFINE_string('level', None, 'DeepMind Lab level.', flag_values=level)
+    level.set_gnu_getopt(True)      # past positional arguments, as the full parse goes
+    level(list(argv), known_only=True)
+    return DMLAB if level['level'].present else ATARI
 
 
 def define_flags() -> dict:
@@ -84,14 +88,16 @@ def define_flags() -> dict:
     defines the rest): --config is the paper config of the program --level or --game chooses.
     Defined when the program runs, not at import: tests import this module."""
     environment = environment_of(sys.argv)
+    experiment = experiments.get(environment.experiment)
+    paper = experiment.paper_config()
     return dict(
-        environment=environment,
+        environment=environment, experiment=experiment, paper=paper,
         game=flags.DEFINE_string('game', None, 'Atari game, any paper spelling (default: '
                                  'pong): the study on Atari, through launch/impala_atari.py.'),
         level=flags.DEFINE_string('level', None, 'DeepMind Lab level, any paper spelling '
                                   '(e.g. seekavoid_arena_01): the study on DMLab, through '
                                   'launch/impala_dmlab.py.'),
-        config=program.define_config(environment.experiment, '--config.total_frames=300000'),
+        config=program.define_config(experiment, paper, '--config.total_frames=300000'),
         corrections=flags.DEFINE_list(
             'corrections', list(off_policy.CORRECTIONS),
             'Off-policy corrections to run: ' + ', '.join(off_policy.CORRECTIONS)
@@ -149,34 +155,28 @@ def forwarded_args(argv) -> list[str]:
     return kept
 
 
-def check_plan(plan, *, preset, flag_config, argv, target, environment=ATARI, role='local',
+def check_plan(plan, *, experiment, paper, preset, fields, target, role='local',
                sweep=None) -> None:
-    """Every run's config resolved and checked as its program will (launch/program.py), so that
-    bad input is one line before any process starts. `target`: the --game or --level given."""
-    overridden = [field for field in configs.overridden_fields(argv) if field in STUDY_FIELDS]
+    """Every run's spec resolved and checked as its program will (launch/program.py), so that
+    bad input is one line before any process starts. `experiment` and `paper`: the program's
+    (ATARI's or DMLAB's experiment and its paper config); `fields`: the user's
+    `--config.<field>`s; `target`: the --game or --level given."""
+    overridden = [field for field in fields if field in STUDY_FIELDS]
     if overridden:
         raise ConfigError(f'--config.{overridden[0]} is what the study varies: use '
                           f'--corrections and --replay')
     if role != 'local' or sweep is not None:
         raise ConfigError('the study launches each of its runs here: --role and --sweep are '
                           'not for it')
-    spec = experiments.get(environment.experiment)
     for sub_run in plan:
-        if os.path.exists(os.path.join(sub_run.run_dir, configs.CONFIG_FILE)):
-            saved = configs.load(sub_run.run_dir).experiment
-            if saved != spec.name:
-                raise ConfigError(f'{sub_run.run_dir} holds a run of {saved}, not of '
-                                  f'{spec.name}: choose another --run_dir')
-        config = configs.resolve(experiment=spec, preset=preset, flag_config=flag_config,
-                                 argv=argv, run_dir=sub_run.run_dir, target=target)
-        config.off_policy_correction = sub_run.correction
-        config.replay_proportion = REPLAY_PROPORTION if sub_run.replay == 'with' else 0.0
-        spec.check(config)
-        input_checks.config_values(spec, config)
-        configs.check_resume(spec, config, sub_run.run_dir)
-        if config.num_learners != 1:
-            raise ConfigError(f'--config.num_learners={config.num_learners}: each run of the '
-                              f'study is one learner')
+        spec = configs.resolve(
+            experiment, paper=paper, run_dir=sub_run.run_dir, preset=preset, target=target,
+            fields={**fields, 'off_policy_correction': sub_run.correction,
+                    'replay_proportion': REPLAY_PROPORTION if sub_run.replay == 'with' else 0.0},
+            resume_hint=False)
+        if spec.config.num_learners != 1:
+            raise ConfigError(f'--config.num_learners={spec.config.num_learners}: each run of '
+                              f'the study is one learner')
 
 
 def run_sub_run(sub_run: SubRun, forwarded, environment=ATARI) -> None:
@@ -208,7 +208,7 @@ def result(sub_run: SubRun) -> Result:
     run = runs.read_run(sub_run.run_dir)
     evaluation = run.evaluations[0]
     last = [episode_return for _, episode_return in run.curve[-LAST_TRAINING_EPISODES:]]
-    return Result(run.config.get('game', evaluation.game), evaluation.checkpoint_frames,
+    return Result(evaluation.game, evaluation.checkpoint_frames,
                   evaluation.mean_score, len(evaluation.scores), evaluation.protocol,
                   sum(last) / len(last) if last else None)
 
@@ -299,13 +299,12 @@ def study(argv, own: dict) -> None:
         raise ConfigError('--game and --level both given: the study runs on an Atari game '
                           '(--game) or on a DeepMind Lab level (--level), not both')
     target = own[environment.flag].value
-    spec = experiments.get(environment.experiment)
-    name = target or spec.paper_config()[spec.target_field]
+    name = target or own['experiment'].target(own['paper'])
     run_dir = given['run_dir'].value or os.path.join('runs', f'impala_correction_study_{name}')
     plan = sub_runs(run_dir, own['corrections'].value, own['replay'].value)
-    check_plan(plan, preset=given['preset'].value, flag_config=own['config'].value, argv=argv,
-               target=target, environment=environment, role=given['role'].value,
-               sweep=given['sweep'].value)
+    check_plan(plan, experiment=own['experiment'], paper=own['paper'],
+               preset=given['preset'].value, fields=configs.overrides(own['config']),
+               target=target, role=given['role'].value, sweep=given['sweep'].value)
     if os.environ.get(program.CHECK_ONLY):
         print(f'the study\'s input is good (nothing run: {program.CHECK_ONLY} is set)')
         return

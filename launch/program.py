@@ -1,8 +1,9 @@
-"""What every experiment program shares: its role flags, config resolution, role dispatch.
+"""What every experiment program shares: its role flags, the run spec, role dispatch.
 
-A program (launch/impala_atari.py, ...) names its experiment (launch/experiments.py), defines
-its `--config` (the paper config) and the flag naming what it trains on (`--game`, `--task`),
-then calls `main`.
+A program (launch/impala_atari.py, ...) is one `run` call: its experiment (launch/experiments.py),
+the flag naming what it trains on (`--game`, `--task`) and an example of `--config` (the paper
+config, built once per process). `main` resolves the run spec (launch/configs.py) and runs the
+role with it.
 
 Bad input is found before TensorFlow and Reverb are imported (`main`), so its one-line error
 comes in about a second.
@@ -11,6 +12,7 @@ import os
 import sys
 from typing import NoReturn
 
+import ml_collections
 from absl import app
 from absl import flags
 from ml_collections import config_flags
@@ -54,19 +56,20 @@ _REPLAY_WAIT_S = flags.DEFINE_float('replay_wait_s', 60.0,
                                     'How long a role waits for the replay server to answer.')
 
 
-def define_config(experiment: str, example: str):
-    """`--config`, the experiment's paper config, overridable field by field (`example`).
+def define_config(experiment: experiments.Experiment, paper, example: str):
+    """`--config`: the experiment's paper config `paper`, overridable field by field
+    (`example`); `paper` itself stays the paper's (absl sets the overrides on a copy).
 
     A `--config.<field>` the config does not have is a one-line error here, before flag
     parsing would end in a traceback."""
-    paper_config = experiments.get(experiment).paper_config()
     try:
-        configs.check_fields(paper_config, experiment, sys.argv)
+        configs.check_fields(paper, experiment.name, sys.argv)
     except configs.ConfigError as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)
     config = config_flags.DEFINE_config_dict(
-        'config', paper_config, f'Overrides of the paper config, e.g. {example}.')
+        'config', ml_collections.ConfigDict(paper.to_dict()),
+        f'Overrides of the paper config, e.g. {example}.')
     _list_in_help()
     return config
 
@@ -81,34 +84,32 @@ def _list_in_help() -> None:
 def run(*, module: str, experiment: str, target: str, target_help: str, example: str) -> None:
     """A launch program: `--<target>` (what it trains on, e.g. --game) and `--config` (the
     paper config; `example` shows an override in its help), then `main` under absl."""
+    spec = experiments.get(experiment)
+    paper = spec.paper_config()
     target_flag = flags.DEFINE_string(target, None, target_help)
-    config_flag = define_config(experiment, example)
+    config_flag = define_config(spec, paper, example)
 
     def run_main(argv):
         del argv
-        main(module=module, experiment=experiment, config_flag=config_flag,
+        main(module=module, experiment=spec, paper=paper, config_flag=config_flag,
              target_flag=target_flag)
     app.run(run_main)
 
 
-def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
-    """Resolves the config and runs this process's role; one-line errors, exit code 2.
+def main(*, module: str, experiment: experiments.Experiment, paper, config_flag,
+         target_flag) -> None:
+    """Resolves the run spec and runs this process's role; one-line errors, exit code 2.
 
     `target_flag` (e.g. --game) overrides the experiment's target field; the default run
     directory is runs/<run_dir_prefix>_<target>.
     """
-    spec = experiments.get(experiment)
-    target = target_flag.value or spec.paper_config()[spec.target_field]
-    run_dir = _RUN_DIR.value or os.path.join('runs', f'{spec.run_dir_prefix}_{target}')
+    target = target_flag.value or experiment.target(paper)
+    run_dir = _RUN_DIR.value or os.path.join('runs', f'{experiment.run_dir_prefix}_{target}')
     try:
         input_checks.command_line(sys.argv, _ROLE.value, _LAUNCHER.value)
-        config = configs.resolve(experiment=spec, preset=_PRESET.value,
-                                 flag_config=config_flag.value, argv=sys.argv,
-                                 run_dir=run_dir, target=target_flag.value,
-                                 sweep=_SWEEP.value)
-        spec.check(config)
-        configs.check_resume(spec, config, run_dir)     # another run's first: its line says why
-        input_checks.config_values(spec, config)
+        spec = configs.resolve(experiment, paper=paper, run_dir=run_dir, preset=_PRESET.value,
+                               fields=configs.overrides(config_flag), target=target_flag.value,
+                               sweep=_SWEEP.value)
     except configs.ConfigError as e:
         _exit(e, 2)
     if os.environ.get(CHECK_ONLY):
@@ -118,11 +119,10 @@ def main(*, module: str, experiment: str, config_flag, target_flag) -> None:
     from agents.core import learner as learner_lib
     from launch import runtime
     try:
-        runtime.run_role(module=module, experiment=spec, config=config,
-                         run_dir=run_dir, role=_ROLE.value,
+        runtime.run_role(module=module, spec=spec, role=_ROLE.value,
                          replay_address=_REPLAY_ADDRESS.value, actor_id=_ACTOR_ID.value,
                          learner_id=_LEARNER_ID.value, replay_wait_s=_REPLAY_WAIT_S.value,
-                         launcher=_launcher(module, run_dir, config))
+                         launcher=_launcher(module, spec))
     except (configs.ConfigError, runtime.LaunchError) as e:
         _exit(e, 2)
     except (learner_lib.NonFiniteError, learner_lib.CheckpointError) as e:
@@ -137,7 +137,7 @@ def _exit(error: Exception, code: int) -> NoReturn:
     sys.exit(code)
 
 
-def _launcher(module: str, run_dir: str, config):
+def _launcher(module: str, spec: configs.RunSpec):
     """What makes `--role=local`'s launcher: None for local processes (the default)."""
     if _LAUNCHER.value == 'local':
         return None
@@ -148,5 +148,6 @@ def _launcher(module: str, run_dir: str, config):
         raise runtime.LaunchError('--launcher=ray needs Ray: pip install -e .[ray] (on every '
                                   'machine of the cluster)') from None
     return lambda: ray_launcher.RayLauncher(
-        module, run_dir, num_learners=config.num_learners, num_actors=config.num_actors,
+        module, spec.run_dir, num_learners=spec.config.num_learners,
+        num_actors=spec.config.num_actors,
         address=_RAY_ADDRESS.value, cpus=_RAY_CPUS.value)

@@ -293,17 +293,20 @@ def restart_role(process, code: int, consequence: str) -> None:
     process.start()
 
 
-def run_role(*, module: str, experiment, config, run_dir: str, role: str,
-             replay_address: str | None, actor_id: int, learner_id: int,
-             replay_wait_s: float, launcher: Callable[[], object] | None = None) -> None:
-    """What an experiment program does for `role` with an already checked `config`.
+def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: str | None,
+             actor_id: int, learner_id: int, replay_wait_s: float,
+             launcher: Callable[[], object] | None = None) -> None:
+    """What an experiment program does for `role` with its resolved, checked run spec.
 
     `launcher` makes the launcher of `--role=local` (`LocalLauncher` when None), which checks
     what it needs before anything is written or started; it places the roles, this process
-    supervises them.
+    supervises them. The spec is written to RUN_DIR/config.json by the process that resolved
+    it from the user's flags: `--role=local` before any role starts, or a learner started by
+    hand; the roles a launcher starts read it (`RunSpec.write` writes only what changed).
 
     Learners and actors run with their sweep member's config (agents/core/sweeps.py); the
     replay server's tables and the run directory's config.json are the run's."""
+    experiment, config, run_dir = spec.experiment, spec.config, spec.run_dir
     if not 0 <= learner_id < config.num_learners:
         raise configs.ConfigError(f'--learner_id={learner_id} is out of range: this run has '
                                   f'--config.num_learners={config.num_learners} (ids 0 to '
@@ -315,7 +318,7 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         placer = launcher() if launcher else LocalLauncher(module, run_dir)  # checks first
         with learner_lib.lock_directory(run_dir, 'run',
                                         'wait for it to end, or choose another --run_dir'):
-            configs.save(config, run_dir)
+            spec.write()
             learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
                             for i in range(config.num_learners)]
             launch(placer, run_dir=run_dir, num_learners=config.num_learners,
@@ -341,9 +344,11 @@ def run_role(*, module: str, experiment, config, run_dir: str, role: str,
         learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
                                         experiment.sweeps.learner_name(config, learner_id),
                                         fitness=fitness.fitness(builder))
-        configs.save(config, run_dir)
-        # Each learner directory is a run directory of its own for evaluation and reports.
-        configs.save(member, builders.learner_dir(run_dir, learner_id, config.num_learners))
+        spec.write()
+        member_dir = builders.learner_dir(run_dir, learner_id, config.num_learners)
+        if member_dir != run_dir:
+            # Each learner directory is a run directory of its own for evaluation and reports.
+            configs.save(member, member_dir)
         learner.run()
     else:
         builders.make_actor(builder, replay_address, run_dir, actor_id, learner_id).run()

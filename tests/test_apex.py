@@ -63,7 +63,7 @@ def _check_training(builder, learner, inserted, before, after, rows):
 
 
 def test_apex_dqn_trains_on_atari(tmp_path):
-    c = apex_config.tiny(apex_config.atari_dqn())
+    c = apex_config.tiny_dqn(apex_config.atari_dqn())
     c.update(game='pong', noop_max=3, max_episode_frames=300)
     builder = builder_lib.ApexDQNAtariBuilder(c)
     learner, *results = _train(builder, str(tmp_path))

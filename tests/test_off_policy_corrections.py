@@ -19,6 +19,7 @@ from agents.impala import config as impala_config
 from agents.ops import off_policy
 from agents.ops import rewards as rewards_lib
 from agents.ops import vtrace
+from launch import experiments
 from launch import impala_correction_study as study
 
 T, B, A = 7, 3, 4
@@ -246,16 +247,17 @@ def test_the_study_grid_and_what_it_forwards(tmp_path):
                                           '--config.learning_rate=1e-3', '--launcher=local']
 
 
-@pytest.mark.parametrize('argv, overrides, kwargs, match', [
-    (['--config.replay_proportion=0.5'], {}, {}, 'is what the study varies'),
-    (['--config.batch_size=1'], {'batch_size': 1}, {}, 'each batch needs at least one'),
-    ([], {}, {'target': 'pongg'}, 'pong'),
-    ([], {}, {'role': 'learner'}, '--role and --sweep are not for it'),
-    (['--config.num_learners=2'], {'num_learners': 2}, {}, 'each run of the study is one'),
+@pytest.mark.parametrize('overrides, kwargs, match', [
+    ({'replay_proportion': 0.5}, {}, 'is what the study varies'),
+    ({'batch_size': 1}, {}, 'each batch needs at least one'),
+    ({}, {'target': 'pongg'}, 'pong'),
+    ({}, {'role': 'learner'}, '--role and --sweep are not for it'),
+    ({'num_learners': 2}, {}, 'each run of the study is one'),
 ])
-def test_the_study_checks_every_run_before_starting(tmp_path, argv, overrides, kwargs, match):
+def test_the_study_checks_every_run_before_starting(tmp_path, overrides, kwargs, match):
     plan = study.sub_runs(str(tmp_path), list(off_policy.CORRECTIONS), ['without', 'with'])
-    arguments = dict(preset='tiny', flag_config=_config(**overrides), argv=['study', *argv],
+    arguments = dict(experiment=experiments.get('impala_atari'),
+                     paper=impala_config.atari_experts(), preset='tiny', fields=overrides,
                      target='pong')
     with pytest.raises(ConfigError, match=match) as error:
         study.check_plan(plan, **{**arguments, **kwargs})
@@ -296,9 +298,8 @@ def test_the_level_flag_chooses_the_dmlab_program(tmp_path, monkeypatch):
         assert study.environment_of(argv) is study.DMLAB
     assert study.environment_of(['study', '--levels=x']) is study.ATARI
     plan = study.sub_runs(str(tmp_path), ['vtrace'], ['with'])
-    dmlab = impala_config.dmlab_tiny(impala_config.dmlab())
-    arguments = dict(preset='tiny', flag_config=dmlab, argv=['study'],
-                     environment=study.DMLAB)
+    arguments = dict(experiment=experiments.get('impala_dmlab'), paper=impala_config.dmlab(),
+                     preset='tiny', fields={})
     with pytest.raises(ConfigError, match="^--level: unknown DeepMind Lab level 'rooms_watermase'"
                        "; did you mean: rooms_watermaze?") as error:
         study.check_plan(plan, target='rooms_watermase', **arguments)

@@ -3,6 +3,8 @@
 Every paper-stated value names its section (restated in docs/paper_notes.md); values the
 paper does not state say so. Presets for small machines live in the preset functions, never here.
 """
+import functools
+
 import ml_collections
 
 from agents.core import config_checks
@@ -103,29 +105,32 @@ def control_dpg() -> ml_collections.ConfigDict:
     return c
 
 
-def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def _quick(c: ml_collections.ConfigDict, *, total_frames: int, target_update_period: int,
+           envs_per_actor: int) -> ml_collections.ConfigDict:
     """`--preset=quick`: a demo on a 2-core machine, not the paper."""
     c = ml_collections.ConfigDict(c.to_dict())
     c.num_actors = 2                     # this machine's 2 cores, not the paper's 360 or 64
-    c.envs_per_actor = 8
+    c.envs_per_actor = envs_per_actor
     c.replay_capacity = 100_000          # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
     c.min_replay_size = 2_000
     c.batch_size = 64
     c.prefetch_batches = 2
     c.checkpoint_interval_s = 120.0
     c.eval_episodes = 5
-    if c.experiment == 'apex_dqn_atari':
-        c.total_frames = 2_000_000
-        c.target_update_period = 500
-    else:
-        c.total_frames = 200_000
-        c.target_update_period = 100
-        c.envs_per_actor = 4
+    c.total_frames = total_frames
+    c.target_update_period = target_update_period
     return c
 
 
+# Each experiment's quick preset: Ape-X DQN on an Atari game, Ape-X DPG on a control task.
+quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
+                              envs_per_actor=8)
+quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period=100,
+                              envs_per_actor=4)
+
+
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """`--preset=tiny`: seconds-long runs for tests."""
+    """`--preset=tiny`: seconds-long runs for tests (Ape-X DPG's; `tiny_dqn` for DQN)."""
     c = ml_collections.ConfigDict(c.to_dict())
     c.total_frames = 4_000
     c.replay_capacity = 2_000
@@ -135,32 +140,46 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     c.transition_batch_size = 10
     c.target_update_period = 5
     runtime_config.tiny(c)
-    if c.experiment == 'apex_dqn_atari':
-        c.max_episode_frames = 2_000
     return c
 
 
-PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
+def tiny_dqn(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """Ape-X DQN's `--preset=tiny`: `tiny`, with games cut short."""
+    c = tiny(c)
+    c.max_episode_frames = 2_000
+    return c
+
+
+DQN_PRESETS = {'paper': lambda c: c, 'quick': quick_dqn, 'tiny': tiny_dqn}
+DPG_PRESETS = {'paper': lambda c: c, 'quick': quick_dpg, 'tiny': tiny}
 
 # What the checkpoints of a run (learner and replay) hold networks and transitions for.
 FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', 'n_step',
                    'num_learners')
 
 
-def check(config: ml_collections.ConfigDict) -> None:
-    """One-line errors for Ape-X settings out of range; resolves the game or task name."""
-    if config.experiment == 'apex_dqn_atari':
-        config_checks.environment(settings.atari, config)
-        config_checks.in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
-        config_checks.positive(config, 'rmsprop_epsilon', 'max_grad_norm')
-    else:
-        from environments import control  # pylint: disable=import-outside-toplevel
-        try:
-            control.parse_task(config.task)
-        except ValueError as e:
-            raise config_checks.ConfigError(str(e)) from None
-        config_checks.at_least(config, 0, 'exploration_sigma', 'reward_clip')
-        config_checks.positive(config, 'actor_gradient_clip', 'critic_max_grad_norm')
+def check_dqn(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for Ape-X DQN settings out of range; resolves the game name."""
+    config_checks.environment(settings.atari, config)
+    config_checks.in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
+    config_checks.positive(config, 'rmsprop_epsilon', 'max_grad_norm')
+    _check_shared(config)
+
+
+def check_dpg(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for Ape-X DPG settings out of range; checks the task name."""
+    from environments import control  # pylint: disable=import-outside-toplevel
+    try:
+        control.parse_task(config.task)
+    except ValueError as e:
+        raise config_checks.ConfigError(str(e)) from None
+    config_checks.at_least(config, 0, 'exploration_sigma', 'reward_clip')
+    config_checks.positive(config, 'actor_gradient_clip', 'critic_max_grad_norm')
+    _check_shared(config)
+
+
+def _check_shared(config: ml_collections.ConfigDict) -> None:
+    """The checks of both Ape-X agents' runtime, replay and learning settings."""
     config_checks.runtime(config)
     config_checks.at_least(config, 1, 'n_step', 'batch_size', 'replay_capacity',
                            'min_replay_size', 'transition_batch_size', 'target_update_period',

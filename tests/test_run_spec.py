@@ -1,0 +1,72 @@
+"""The run spec (launch/configs.py): resolved once by the launching process, written once, read
+by the roles a launcher starts; a run directory written before the spec existed resumes."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agents.core.config_checks import ConfigError
+from launch import configs
+from launch import experiments
+from launch_processes import ENV
+from launch_processes import ROOT
+
+
+def _old_run(run_dir, experiment, preset, **fields):
+    """A run directory as the code before the run spec left it: RUN_DIR/config.json, the
+    config dict as JSON with sorted keys."""
+    spec = experiments.get(experiment)
+    config = spec.presets[preset](spec.paper_config())
+    config.update(fields)
+    os.makedirs(run_dir, exist_ok=True)
+    path = os.path.join(run_dir, 'config.json')
+    with open(path, 'w') as f:
+        json.dump(config.to_dict(), f, indent=2, sort_keys=True)
+    return path
+
+
+@pytest.mark.parametrize('experiment, fields', [
+    ('impala_atari', {'game': 'breakout'}),
+    ('apex_dqn_atari', {}),
+    ('laser_atari', {'sweep': 'quick', 'num_learners': 3}),
+])
+def test_a_run_saved_by_the_old_code_resumes_unchanged(tmp_path, experiment, fields):
+    run_dir = str(tmp_path / 'run')
+    path = _old_run(run_dir, experiment, 'tiny', **fields)
+    before = open(path).read()
+    spec = experiments.get(experiment)
+    # As a role started by a launcher resolves it: no flags, the saved spec.
+    resumed = configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir,
+                              preset='quick')
+    assert json.loads(before) == json.loads(json.dumps(resumed.config.to_dict()))
+    resumed.write()
+    assert open(path).read() == before        # nothing to write: the file holds the spec
+    changed = configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir,
+                              fields={'total_frames': 8_000})
+    assert changed.config.total_frames == 8_000
+    changed.write()
+    assert configs.load(run_dir).total_frames == 8_000
+
+
+def test_an_old_run_is_refused_a_new_network_in_one_line(tmp_path):
+    run_dir = str(tmp_path / 'run')
+    _old_run(run_dir, 'impala_atari', 'tiny')
+    spec = experiments.get('impala_atari')
+    with pytest.raises(ConfigError, match="^--config.torso=deep cannot change when resuming: "
+                       ) as error:
+        configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir,
+                        fields={'torso': 'deep'})
+    assert '\n' not in str(error.value)
+
+
+def test_an_old_run_directory_checks_through_its_program(tmp_path):
+    run_dir = str(tmp_path / 'run')
+    _old_run(run_dir, 'reactor_atari', 'tiny', game='breakout')
+    done = subprocess.run(
+        [sys.executable, '-m', 'launch.reactor_atari', f'--run_dir={run_dir}'], cwd=ROOT,
+        env=dict(ENV, DISTRL_CHECK_ONLY='1'), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert 'the input is good' in done.stdout
+
