@@ -46,12 +46,12 @@ _READERS = flags.DEFINE_integer('readers', None, 'Sample streams (default: the c
 
 def _record(builder, min_steps, rng):
     """Steps of whole games as the actor writes them (q values random)."""
-    env = builder.environment(seed=0)
+    env = builder.environments.environment(seed=0)
     action_spec = builder.step_spec()['action']
     recorded = []
     inputs = steps.StepInputs([env.reset()], action_spec)
     while True:
-        action = np.int32(rng.integers(builder.num_actions))
+        action = np.int32(rng.integers(builder.environments.num_actions))
         extras = {'q_value': rng.normal(size=1).astype(np.float32),
                   'bootstrap_value': rng.normal(size=1).astype(np.float32)}
         timestep = env.step(action)

@@ -69,7 +69,7 @@ def _timed(fn, seconds):
 
 def part_emulator(config):
     from agents.impala import builder  # pylint: disable=import-outside-toplevel
-    env = builder.ImpalaAtariBuilder(config).environment(seed=0)
+    env = builder.ImpalaAtariBuilder(config).environments.environment(seed=0)
     rng = np.random.default_rng(0)
     state = {'ts': env.reset()}
 
@@ -91,7 +91,8 @@ def part_inference(config):
     policy = softmax_policy.SoftmaxPolicy(b.network(), jit_compile=_JIT.value)
     batch = _BATCH.value or config.envs_per_actor
     inputs = steps.PolicyInputs(
-        np.random.default_rng(0).integers(0, 255, (batch, *b.observation_shape), np.uint8),
+        np.random.default_rng(0).integers(0, 255, (batch, *b.environments.observation_shape),
+                                          np.uint8),
         np.zeros(batch, np.int32), np.zeros(batch, np.float32), np.zeros(batch, bool))
     state = policy.initial_state(batch)
     calls = _timed(lambda: policy.select_actions(inputs, state), _SECONDS.value)
@@ -113,7 +114,7 @@ def part_learner(config):
         lambda spec: tf.constant(
             rng.integers(0, 2, (B, *spec.shape)).astype(spec.dtype.as_numpy_dtype)), signature)
     batch['observation'] = tf.constant(
-        rng.integers(0, 255, (B, T1, *b.observation_shape), dtype=np.uint8))
+        rng.integers(0, 255, (B, T1, *b.environments.observation_shape), dtype=np.uint8))
     updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
     frames = updates * B * config.unroll_length * config.action_repeat
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}

@@ -56,15 +56,15 @@ def main(argv):
         adder = adders.SequenceAdder(client, {tables.REPLAY: adders.constant_priority()},
                                      length=config.unroll_length + 1,
                                      period=config.unroll_length)
-        env = builder.environment(seed=0)
+        env = builder.environments.environment(seed=0)
         action_spec = builder.step_spec()['action']
-        logits = np.zeros(builder.num_actions, np.float32)
+        logits = np.zeros(builder.environments.num_actions, np.float32)
         rng = np.random.default_rng(0)
         time.sleep(2.0)
         before = _rss(server.pid)
         inputs = steps.StepInputs([env.reset()], action_spec)
         while client.server_info()[tables.REPLAY].current_size < _UNROLLS.value:
-            action = np.int32(rng.integers(builder.num_actions))
+            action = np.int32(rng.integers(builder.environments.num_actions))
             timestep = env.step(action)
             adder.add(steps.written_step(inputs.batch(), 0, action, timestep,
                                          {'behaviour_logits': logits[None]}))

@@ -36,10 +36,12 @@ import functools
 
 import cv2
 import dm_env
+import ml_collections
 import numpy as np
 from ale_py import Action, ALEInterface, LoggerMode, roms
 from dm_env import specs
 
+from environments import names
 from environments.names import atari_rom_id
 
 ALEInterface.setLoggerMode(LoggerMode.Error)    # No banner and ROM messages from every actor.
@@ -210,15 +212,32 @@ def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
     return AtariEnvironment(config.game, seed=seed, **settings)
 
 
-class AtariExperiment:
-    """The Atari side of an experiment's builder: its environments and their shapes."""
+class AtariGames:
+    """The environment piece of an Atari builder (agents/core/builders.py): one game,
+    `config.game`, or with `multi_task` every game of `config.tasks` (IMPALA sec. 5.3.2), each
+    environment on the game it is given; their environments and shapes."""
 
-    def __init__(self, config):
+    suite = 'atari'      # whose references score its games (PBT's fitness: launch/fitness.py)
+
+    def __init__(self, config, multi_task: bool = False):
         self.config = config
+        self._tasks = names.task_list(config.tasks, atari_rom_id) if multi_task else ()
 
-    def environment(self, seed: int, *, evaluation=None) -> AtariEnvironment:
-        """A training environment, or one set up by an evaluation protocol."""
-        return from_config(self.config, seed, evaluation)
+    def tasks(self) -> tuple[str, ...]:
+        """The games of a multi-task agent; () for one game."""
+        return self._tasks
+
+    def reported_task(self, task: str) -> str:
+        return task
+
+    def environment(self, seed: int, *, evaluation=None, task=None) -> AtariEnvironment:
+        """A training environment (of game `task`, default the first, for a multi-task agent),
+        or one set up by an evaluation protocol."""
+        config = self.config
+        if self._tasks:
+            config = ml_collections.ConfigDict(config.to_dict())
+            config.game = task or self._tasks[0]
+        return from_config(config, seed, evaluation)
 
     @functools.cached_property
     def num_actions(self) -> int:

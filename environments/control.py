@@ -5,6 +5,7 @@ Observations are the task's feature arrays flattened and concatenated, in the su
 float32. Suite episodes end only at the task's time limit (1,000 control steps), with discount 1:
 a truncation, which the shared actor bootstraps through. No action repeat (sec. 4.2).
 """
+import functools
 import os
 
 # Features only, no pixels: no OpenGL backend (and no warning about a missing display).
@@ -65,3 +66,32 @@ class ControlEnvironment(dm_env.Environment):
 
     def close(self):
         self._env.close()
+
+
+class ControlTask:
+    """The environment piece of a control builder (agents/core/builders.py): the one suite
+    task `config.task`, its environments and specs."""
+
+    suite = None         # no reference scores: no PBT fitness (launch/fitness.py)
+
+    def __init__(self, config):
+        self.config = config
+
+    def tasks(self) -> tuple[str, ...]:
+        return ()
+
+    def reported_task(self, task: str) -> str:
+        return task
+
+    def environment(self, seed: int, *, evaluation=None, task=None) -> ControlEnvironment:
+        del evaluation, task   # the task's own episodes (apex_control_noiseless)
+        return ControlEnvironment(self.config.task, seed=seed)
+
+    @functools.cached_property
+    def environment_specs(self) -> tuple[specs.Array, specs.BoundedArray]:
+        """The observation and action specs."""
+        env = self.environment(seed=0)
+        try:
+            return env.observation_spec(), env.action_spec()
+        finally:
+            env.close()

@@ -189,21 +189,25 @@ def from_config(config, level: str, seed: int, evaluation=None) -> DmLabEnvironm
         dataset_path=config.dataset_path, renderer=config.renderer)
 
 
-class DmLabExperiment:
-    """The DMLab side of a builder: its levels (the config's `tasks`: DMLab-30's of the
-    multi-task agent, IMPALA sec. 5.3.1, or the one level of a single-task agent, sec. 5.2),
-    their environments and shapes. The experiments' checks say which levels each accepts."""
+class DmLabLevels:
+    """The environment piece of a DMLab builder (agents/core/builders.py): its levels (the
+    config's `tasks`: DMLab-30's of the multi-task agent, IMPALA sec. 5.3.1, or the one level of
+    a single-task agent, sec. 5.2), their environments and shapes. The experiments' checks say
+    which levels each accepts."""
+
+    suite = 'dmlab30'    # whose references score its levels (PBT's fitness: launch/fitness.py)
 
     def __init__(self, config):
         self.config = config
+        self._tasks = names.task_list(config.tasks, names.dmlab_classic_train_level)
 
     def tasks(self) -> tuple[str, ...]:
         """The levels trained on, by DeepMind Lab's names of their training variants."""
-        return names.task_list(self.config.tasks, names.dmlab_classic_train_level)
+        return self._tasks
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> DmLabEnvironment:
         """Level `task` (default: the first) for training, or under an evaluation protocol."""
-        return from_config(self.config, task or self.tasks()[0], seed, evaluation)
+        return from_config(self.config, task or self._tasks[0], seed, evaluation)
 
     def reported_task(self, task: str) -> str:
         """The name a level's evaluation is reported under: its test variant (table B.1)."""

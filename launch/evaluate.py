@@ -62,7 +62,7 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     policy = builder.evaluation_policy(network)
     count = min(parallel, episodes)
     on_task = {'task': task} if task else {}
-    envs = [builder.environment(seed=seed + k, evaluation=protocol, **on_task)
+    envs = [builder.environments.environment(seed=seed + k, evaluation=protocol, **on_task)
             for k in range(count)]
     quota = [len(range(k, episodes, count)) for k in range(count)]
     inputs = steps.StepInputs([env.reset() for env in envs], builder.step_spec()['action'])
@@ -135,13 +135,13 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
         return _write_rows(run_dir, protocol, frames, {game: results})
     builder = builder_for(config)
     network, frames = restore_network(builder, run_dir, checkpoint)
-    tasks = builder.tasks()
+    tasks = builder.environments.tasks()
     if tasks:
         _print_training_by_task(run_dir, builder)
     results = {}
     target = experiments.get(config.experiment).target(config)
     for i, task in enumerate(tasks or [None]):
-        game = builder.reported_task(task) if task else target
+        game = builder.environments.reported_task(task) if task else target
         print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
               f'checkpoint at {frames:,} frames', flush=True)
         results[game] = run_episodes(builder, network, protocol, episodes,
@@ -152,7 +152,7 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
 def _trained_game(config, protocol: str) -> str:
     """The one game (task, level) a run scored on its training games trained on: its target,
     or the one task of a multi-task builder, as the paper's tables name it."""
-    tasks = builder_for(config).tasks()
+    tasks = builder_for(config).environments.tasks()
     if not tasks:
         return experiments.get(config.experiment).target(config)
     if len(tasks) != 1:
@@ -196,8 +196,9 @@ def _print_training_by_task(run_dir: str, builder) -> None:
         return
     games = _read(path, ('actor', 'env', 'episode_return'))
     by_task = run_logging.returns_by_task(games, lambda game: builders.game_task(builder, game))
-    print(f'[evaluate] training games per task ({len(by_task)} of {len(builder.tasks())} '
-          f'tasks finished games):\n{run_logging.task_returns_table(by_task)}', flush=True)
+    print(f'[evaluate] training games per task ({len(by_task)} of '
+          f'{len(builder.environments.tasks())} tasks finished games):\n'
+          f'{run_logging.task_returns_table(by_task)}', flush=True)
 
 
 def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:

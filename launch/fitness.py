@@ -14,16 +14,20 @@ from launch import experiments
 from paper_tables import scores
 
 
-def fitness(builder: builders.Builder) -> pbt.Fitness:
+def fitness(builder: builders.Builder) -> pbt.Fitness | None:
     """Finished games (each with its actor, env and episode_return, as the learner drains
     them) -> table G.1's fitness: the games grouped by task (the run's target, its game, for a
-    single-task builder; for a multi-task one the task `builders.game_task` says, by its reported name),
+    single-task builder; for a multi-task one the task `builders.game_task` says, by its
+    reported name),
     s_l the mean raw return of task l's games, capped human-normalised against its references
-    in the builder's `suite` ('atari' or 'dmlab30'), then averaged over the tasks that have a
-    game in the window (a task with none has no s_l; docs/fidelity.md)."""
-    suite = getattr(builder, 'suite', 'atari')
+    in the `suite` of the builder's environments ('atari' or 'dmlab30'), then averaged over the
+    tasks that have a game in the window (a task with none has no s_l; docs/fidelity.md).
+    None for environments without references (no PBT: the control tasks)."""
+    suite = builder.environments.suite
+    if suite is None:
+        return None
     scores.references(suite)    # an unknown suite fails when the learner is made
-    multi_task = bool(builder.tasks())
+    multi_task = bool(builder.environments.tasks())
     target = experiments.get(builder.config.experiment).target(builder.config)
 
     def task_of(game: Mapping) -> str:

@@ -95,7 +95,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
     variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
     recording = _Recording(builder.adder(client, learner_id=0))
     actor = actor_lib.Actor(
-        envs=[builder.environment(seed=1)], policy=policy, adders=[recording],
+        envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
         parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
         action_spec=builder.step_spec()['action'], update_period=100, client=client,
         actor_id=0, frames_per_step=c.action_repeat)

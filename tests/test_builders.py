@@ -9,6 +9,8 @@ import pytest
 from agents.core import builders
 from agents.core import steps
 from agents.core.config_checks import ConfigError
+from agents.impala import builder as impala_builder
+from agents.impala import config as impala_config
 from launch import experiments
 from reverb_tables import tables
 
@@ -36,6 +38,29 @@ def test_every_experiment_builds_through_the_builder_interface(name, monkeypatch
     network = builder.network()
     policy = builder.evaluation_policy(network)
     assert recurrent == bool(policy.initial_state(2))
+
+
+@pytest.mark.parametrize('name', ['impala_atari', 'reactor_atari'])
+def test_step_spec_and_tables_are_built_once_per_builder(name, monkeypatch):
+    experiment = experiments.get(name)
+    config = experiment.presets['tiny'](experiment.paper_config())
+    builder = experiment.builder(config)
+    built = {'make_step_spec': 0, 'make_tables': 0}
+    for method in built:
+        def counted(self, method=method, make=getattr(type(builder), method)):
+            built[method] += 1
+            return make(self)
+        monkeypatch.setattr(type(builder), method, counted)
+    for _ in range(2):
+        builder.step_spec()
+        builders.replay_tables(builder, 2)
+        builder.table(builder.tables()[0].name, 1)
+    assert built == {'make_step_spec': 1, 'make_tables': 1}
+
+
+def test_a_builder_needs_an_environment_piece():
+    with pytest.raises(TypeError, match='is not an environment piece'):
+        impala_builder.ImpalaBuilder(impala_config.atari_experts(), object())
 
 
 def test_unknown_experiment_is_a_one_line_error():

@@ -98,8 +98,9 @@ def test_train_and_test_variants_and_the_language_channel(lab):
 def test_the_thirty_levels_are_appendix_b(lab):
     del lab
     builder = experiments.get('impala_dmlab30').builder(impala_config.dmlab30())
-    assert len(builder.tasks()) == 30 and len(set(builder.tasks())) == 30
-    reported = {builder.reported_task(level) for level in builder.tasks()}
+    levels = builder.environments
+    assert len(levels.tasks()) == 30 and len(set(levels.tasks())) == 30
+    reported = {levels.reported_task(level) for level in levels.tasks()}
     assert reported == set(names.DMLAB30) == set(scores.dmlab30_references())
     config = impala_config.dmlab30()
     assert config.reward_clipping == 'optimistic_asymmetric'          # figure D.1
@@ -145,7 +146,7 @@ def test_the_single_level_agent_is_section_5_2(lab):
     for preset in ('paper', 'quick', 'tiny'):
         experiment.check(experiment.presets[preset](experiment.paper_config()))
     builder = experiment.builder(experiment.presets['tiny'](config))
-    assert builder.tasks() == ('seekavoid_arena_01',)
+    assert builder.environments.tasks() == ('seekavoid_arena_01',)
     for tasks, pbt, message in [
             ('rooms_watermase', 0, "--level: unknown DeepMind Lab level 'rooms_watermase'; did "
                                    "you mean: rooms_watermaze?"),

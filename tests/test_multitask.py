@@ -40,16 +40,17 @@ def test_every_task_gets_the_same_fixed_environments():
     assert played == ['a', 'b', 'c', 'a', 'b', 'c']
     paper = experiments.get('impala_atari57').builder(impala_config.atari57())
     counts = collections.Counter(
-        builders.assigned_task(paper.tasks(), 1, actor, 0) for actor in range(57))
+        builders.assigned_task(paper.environments.tasks(), 1, actor, 0) for actor in range(57))
     assert len(counts) == 57 and set(counts.values()) == {1}
-    assert paper.num_actions == 18                                   # appendix G
-    assert paper.environment(seed=0, task='skiing').num_actions == 18   # ALE's legal set: 9
+    assert paper.environments.num_actions == 18                                   # appendix G
+    skiing = paper.environments.environment(seed=0, task='skiing')
+    assert skiing.num_actions == 18   # ALE's legal set: 9
     game = {'actor': 1, 'env': 2, 'episode_return': 3.0}
     quick = experiments.get('impala_atari57').builder(
         impala_config.multitask_quick(impala_config.atari57()))
-    assert builders.game_task(quick, game) == quick.tasks()[19 + 2]
+    assert builders.game_task(quick, game) == quick.environments.tasks()[19 + 2]
     # PBT's fitness scores each game against its own game's references (appendix F).
-    random, human = scores.atari_references()[quick.tasks()[21]]
+    random, human = scores.atari_references()[quick.environments.tasks()[21]]
     value = fitness.fitness(quick)
     assert value([dict(game, episode_return=human)]) == 1.0
     assert value([dict(game, episode_return=random)]) == 0.0

@@ -125,7 +125,8 @@ def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
     assert {g: scores.atari_references()[g] for g in REFERENCES} == REFERENCES
     c = impala_config.atari57_tiny(impala_config.atari57())
     builder = experiments.get('impala_atari57').builder(c)
-    assert builder.tasks() == ('asterix', 'berzerk', 'qbert')   # env k of actor 0 plays task k
+    # env k of actor 0 plays task k
+    assert builder.environments.tasks() == ('asterix', 'berzerk', 'qbert')
     window = (_games(0, 'asterix', [0.1] * 5 + [0.3] * 5) + _games(1, 'berzerk', [2.0])
               + _games(2, 'qbert', [0.9, 0.1]))
     value = fitness.fitness(builder)

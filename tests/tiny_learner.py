@@ -13,7 +13,7 @@ def batch(builder, rng, reward):
     return {'observation': tf.constant(rng.integers(0, 255, (*shape, 84, 84, 4), np.uint8)),
             'action': tf.zeros(shape, tf.int32), 'reward': tf.fill(shape, reward),
             'discount': tf.ones(shape), 'mask': tf.ones(shape),
-            'behaviour_logits': tf.zeros((*shape, builder.num_actions))}
+            'behaviour_logits': tf.zeros((*shape, builder.environments.num_actions))}
 
 
 def learner(builder, address, run_dir, batches, checkpoint_interval_s=3600.0):

@@ -1,7 +1,5 @@
 """Ape-X DQN on Atari and Ape-X DPG on the DeepMind Control Suite as builders
 (agents/core/builders.py): the prioritized table, N-step adders, networks and policies."""
-import functools
-
 import numpy as np
 import reverb
 import sonnet as snt
@@ -33,7 +31,7 @@ class _ApexBuilder(builders.Builder):
         """Frames per observation: Atari stacks 4 (appendix C); control features are one."""
         return self.config.get('frame_stack', 1)
 
-    def tables(self) -> list[builders.TableDeclaration]:
+    def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
         signature = transitions.transition_signature(self.step_spec(), c.n_step, self.stack)
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
@@ -78,18 +76,21 @@ class _ApexBuilder(builders.Builder):
             'bootstrap_value': tf.TensorSpec([], tf.float32)})
 
 
-class ApexDQNAtariBuilder(atari.AtariExperiment, _ApexBuilder):
+class ApexDQNAtariBuilder(_ApexBuilder):
     """Ape-X DQN on one Atari game."""
 
     learning_class = learning.ApexDQNLearning
 
+    def __init__(self, config):
+        super().__init__(config, atari.AtariGames(config))
+
     def network(self) -> snt.Module:
-        network = dqn.DuelingQNetwork(self.num_actions)
-        network(tf.zeros((1, *self.observation_shape), tf.uint8))
+        network = dqn.DuelingQNetwork(self.environments.num_actions)
+        network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
         return network
 
-    def step_spec(self) -> dict[str, tf.TensorSpec]:
-        return self._step_spec(tf.TensorSpec(self.observation_shape, tf.uint8),
+    def make_step_spec(self) -> dict[str, tf.TensorSpec]:
+        return self._step_spec(tf.TensorSpec(self.environments.observation_shape, tf.uint8),
                                tf.TensorSpec([], tf.int32))
 
     def policy(self, network, actor_id: int, seed: int):
@@ -111,38 +112,29 @@ class ApexDPGControlBuilder(_ApexBuilder):
 
     learning_class = learning.ApexDPGLearning
 
-    def environment(self, seed: int, *, evaluation=None) -> control.ControlEnvironment:
-        del evaluation   # the task's own episodes (apex_control_noiseless)
-        return control.ControlEnvironment(self.config.task, seed=seed)
-
-    @functools.cached_property
-    def _specs(self):
-        env = self.environment(seed=0)
-        try:
-            return env.observation_spec(), env.action_spec()
-        finally:
-            env.close()
+    def __init__(self, config):
+        super().__init__(config, control.ControlTask(config))
 
     def network(self) -> snt.Module:
-        observation_spec, action_spec = self._specs
+        observation_spec, action_spec = self.environments.environment_specs
         network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum)
         observation = tf.zeros((1, *observation_spec.shape))
         network.critic(observation, network.policy(observation))
         return network
 
-    def step_spec(self) -> dict[str, tf.TensorSpec]:
-        observation_spec, action_spec = self._specs
+    def make_step_spec(self) -> dict[str, tf.TensorSpec]:
+        observation_spec, action_spec = self.environments.environment_specs
         return self._step_spec(tf.TensorSpec(observation_spec.shape, tf.float32),
                                tf.TensorSpec(action_spec.shape, tf.float32))
 
     def policy(self, network, actor_id: int, seed: int):
         del actor_id
-        action_spec = self._specs[1]
+        action_spec = self.environments.environment_specs[1]
         return acting.GaussianNoisePolicy(network, self.config.exploration_sigma,
                                           action_spec.minimum, action_spec.maximum, seed=seed)
 
     def evaluation_policy(self, network) -> acting.GaussianNoisePolicy:
         """Appendix D: the noiseless deterministic policy."""
-        action_spec = self._specs[1]
+        action_spec = self.environments.environment_specs[1]
         return acting.GaussianNoisePolicy(network, 0.0, action_spec.minimum,
                                           action_spec.maximum)

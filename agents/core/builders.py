@@ -8,7 +8,9 @@ learner) is done here, once.
 """
 import abc
 import dataclasses
+import functools
 import os
+import typing
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import dm_env
@@ -35,37 +37,63 @@ class TableDeclaration:
     shared: bool = False
 
 
-class Builder(abc.ABC):
-    """What an agent implements. `learner_id` selects a learner's private tables
-    (`self.table(name, learner_id)`); with one learner it is always 0."""
+@typing.runtime_checkable
+class Environments(typing.Protocol):
+    """A builder's environment piece (environments/: `AtariGames`, `DmLabLevels`,
+    `ControlTask`), held by the builder, not inherited."""
 
-    # Tables that must survive a restart are checkpointed with the learner's checkpoints.
-    replay_checkpointing = False
+    suite: str | None     # whose references score its tasks (PBT's fitness); None: none
 
-    def __init__(self, config: ml_collections.ConfigDict):
-        self.config = config
-
-    @abc.abstractmethod
-    def environment(self, seed: int, *, evaluation=None) -> dm_env.Environment:
-        """A training environment, or one set up by an evaluation protocol. A multi-task
-        builder's also takes `task=`, one of its `tasks()`."""
+    def environment(self, seed: int, *, evaluation=None, task=None) -> dm_env.Environment:
+        """A training environment (of `task`, one of `tasks()`, for a multi-task piece), or
+        one set up by an evaluation protocol."""
 
     def tasks(self) -> tuple[str, ...]:
         """A multi-task agent's tasks (IMPALA sec. 5.3: one set of weights for all of them;
         environments are given tasks by `assigned_task`); () for a single-task agent."""
-        return ()
 
     def reported_task(self, task: str) -> str:
         """The name `task`'s evaluation is reported under (DMLab-30: its test level)."""
-        return task
 
-    @abc.abstractmethod
+
+class Builder(abc.ABC):
+    """What an agent implements, holding its environment piece (`environments`). Its step
+    spec and tables are built once, on first use. `learner_id` selects a learner's private
+    tables (`self.table(name, learner_id)`); with one learner it is always 0."""
+
+    # Tables that must survive a restart are checkpointed with the learner's checkpoints.
+    replay_checkpointing = False
+
+    def __init__(self, config: ml_collections.ConfigDict, environments: Environments):
+        if not isinstance(environments, Environments):
+            raise TypeError(f'{type(environments).__name__} is not an environment piece: it '
+                            f'needs environment(), tasks(), reported_task() and suite')
+        self.config = config
+        self.environments = environments
+
     def step_spec(self) -> dict[str, Any]:
         """One step as the actor writes it (agents/core/steps.py)."""
+        return self._built_step_spec
 
-    @abc.abstractmethod
     def tables(self) -> Sequence[TableDeclaration]:
         """The agent's tables; the variables and episode-stats tables are added here."""
+        return self._built_tables
+
+    @functools.cached_property
+    def _built_step_spec(self) -> dict[str, Any]:
+        return self.make_step_spec()
+
+    @functools.cached_property
+    def _built_tables(self) -> Sequence[TableDeclaration]:
+        return tuple(self.make_tables())
+
+    @abc.abstractmethod
+    def make_step_spec(self) -> dict[str, Any]:
+        """Builds `step_spec()`."""
+
+    @abc.abstractmethod
+    def make_tables(self) -> Sequence[TableDeclaration]:
+        """Builds `tables()`."""
 
     @abc.abstractmethod
     def network(self) -> snt.Module:
@@ -166,7 +194,8 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
         on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
         max_nonfinite_updates=c.max_nonfinite_updates,
         population=pbt.member(c, run_dir, dirs, learner_id, fitness),
-        task_of=(lambda game: game_task(builder, game)) if builder.tasks() else None)
+        task_of=((lambda game: game_task(builder, game))
+                 if builder.environments.tasks() else None))
 
 
 def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env: int) -> str:
@@ -186,8 +215,8 @@ def game_task(builder: Builder, game: Mapping[str, Any]) -> str:
     """The task a finished game of the learner's episode log (its `actor` and `env`) was
     played on, by `assigned_task`, named as its results are reported (`reported_task`); ''
     for a single-task builder."""
-    tasks = builder.tasks()
-    return builder.reported_task(assigned_task(
+    tasks = builder.environments.tasks()
+    return builder.environments.reported_task(assigned_task(
         tasks, builder.config.envs_per_actor, int(game['actor']),
         int(game['env']))) if tasks else ''
 
@@ -201,8 +230,8 @@ def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: in
     tf.random.set_seed(seed)
     policy = builder.policy(builder.network(), actor_id, seed)
     client = reverb.Client(replay_address)
-    tasks = builder.tasks()
-    envs = [builder.environment(seed=seed + k, **(
+    tasks = builder.environments.tasks()
+    envs = [builder.environments.environment(seed=seed + k, **(
                 {'task': assigned_task(tasks, c.envs_per_actor, actor_id, k)} if tasks else {}))
             for k in range(c.envs_per_actor)]
     logs = os.path.join(learner_dir(run_dir, learner_id, c.num_learners), 'logs')

@@ -17,7 +17,6 @@ from agents.impala import learning
 from agents.networks import impala as impala_networks
 from environments import atari
 from environments import dmlab
-from environments import names
 from reverb_tables import tables
 
 
@@ -34,29 +33,29 @@ class UnrollBuilder(builders.Builder):
         c = self.config
         if c.core == 'lstm':
             network = impala_networks.ImpalaRecurrentNet(
-                self.num_actions, torso=c.torso, use_instruction=False,
+                self.environments.num_actions, torso=c.torso, use_instruction=False,
                 channel_multiplier=c.channel_multiplier)
-            network.unroll(tf.zeros((1, 1, *self.observation_shape), tf.uint8),
+            network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
                            tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
                            tf.ones((1, 1), tf.bool), network.initial_state(1))
             return network
-        network = impala_networks.ImpalaFeedForwardNet(self.num_actions, torso=c.torso,
+        network = impala_networks.ImpalaFeedForwardNet(self.environments.num_actions, torso=c.torso,
                                                        channel_multiplier=c.channel_multiplier)
-        network(tf.zeros((1, *self.observation_shape), tf.uint8))
+        network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
         return network
 
-    def step_spec(self) -> dict:
+    def make_step_spec(self) -> dict:
         core_state = None
         if self.config.core == 'lstm':
             core_state = steps.state_spec(impala_networks.ImpalaRecurrentNet(
-                self.num_actions, use_instruction=False).initial_state(1))
+                self.environments.num_actions, use_instruction=False).initial_state(1))
         return steps.step_spec(
-            observation=tf.TensorSpec(self.observation_shape, tf.uint8),
+            observation=tf.TensorSpec(self.environments.observation_shape, tf.uint8),
             action=tf.TensorSpec([], tf.int32),
-            extras={'behaviour_logits': tf.TensorSpec([self.num_actions], tf.float32)},
+            extras={'behaviour_logits': tf.TensorSpec([self.environments.num_actions], tf.float32)},
             core_state=core_state)
 
-    def tables(self) -> list[builders.TableDeclaration]:
+    def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
         # Unrolls of T+1 steps: step T of one unroll is step 0 of the next (overlap 1), so the
         # learner bootstraps from V(x_T) and learns from every transition once (sec. 3).
@@ -100,8 +99,9 @@ class UnrollBuilder(builders.Builder):
         return softmax_policy.SoftmaxPolicy(network)
 
 
-class _ImpalaLearning:
-    """The learner of every IMPALA builder."""
+class ImpalaBuilder(UnrollBuilder):
+    """Actors write unrolls of T+1 steps into a queue, and into a uniform replay when
+    `replay_proportion` > 0 (sec. 5.2.2); the learner's batches mix the two."""
 
     def learning_state(self) -> learning.UnrollLearning:
         c = self.config
@@ -109,35 +109,32 @@ class _ImpalaLearning:
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
 
-class ImpalaAtariBuilder(_ImpalaLearning, atari.AtariExperiment, UnrollBuilder):
-    """Actors write unrolls of T+1 steps into a queue, and into a uniform replay when
-    `replay_proportion` > 0 (sec. 5.2.2); the learner's batches mix the two."""
+class ImpalaAtariBuilder(ImpalaBuilder):
+    """On one Atari game (the experts, sec. 5.2)."""
+
+    def __init__(self, config: ml_collections.ConfigDict):
+        super().__init__(config, atari.AtariGames(config))
 
 
-class ImpalaAtari57Builder(ImpalaAtariBuilder):
-    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G): the experts' builder with one
-    network for every game of `config.tasks`; each environment plays the game
-    `builders.assigned_task` gives it, on the full 18-action set."""
-    suite = 'atari'      # whose references score its games (PBT's fitness: launch/fitness.py)
+class ImpalaAtari57Builder(ImpalaBuilder):
+    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G): one network for every game
+    of `config.tasks`; each environment plays the game `builders.assigned_task` gives it, on
+    the full 18-action set."""
 
-    def tasks(self) -> tuple[str, ...]:
-        return names.task_list(self.config.tasks, names.atari_rom_id)
-
-    def environment(self, seed: int, *, evaluation=None, task=None) -> atari.AtariEnvironment:
-        """Game `task` (default: the first) for training, or under an evaluation protocol."""
-        one_game = ml_collections.ConfigDict(self.config.to_dict())
-        one_game.game = task or self.tasks()[0]
-        return atari.from_config(one_game, seed, evaluation)
+    def __init__(self, config: ml_collections.ConfigDict):
+        super().__init__(config, atari.AtariGames(config, multi_task=True))
 
 
-class ImpalaDmLab30Builder(_ImpalaLearning, dmlab.DmLabExperiment, UnrollBuilder):
+class ImpalaDmLab30Builder(ImpalaBuilder):
     """The multi-task agent on DMLab-30 (sec. 5.3.1): figure 3's network with the LSTM core
     and the instruction encoder, one for every level of `config.tasks`. A step's observation
     is the frame and the instruction's word ids (environments/dmlab.py)."""
-    suite = 'dmlab30'    # whose references score its games (PBT's fitness: launch/fitness.py)
 
-    def step_spec(self) -> dict:
-        spec = super().step_spec()
+    def __init__(self, config: ml_collections.ConfigDict):
+        super().__init__(config, dmlab.DmLabLevels(config))
+
+    def make_step_spec(self) -> dict:
+        spec = super().make_step_spec()
         spec['observation'] = {
             'pixels': spec['observation'],
             'instruction': tf.TensorSpec([self.config.instruction_length], tf.int32)}
@@ -146,8 +143,8 @@ class ImpalaDmLab30Builder(_ImpalaLearning, dmlab.DmLabExperiment, UnrollBuilder
     def network(self) -> impala_networks.ImpalaRecurrentNet:
         c = self.config
         network = impala_networks.ImpalaRecurrentNet(
-            self.num_actions, torso=c.torso, channel_multiplier=c.channel_multiplier,
-            vocabulary_size=c.instruction_vocabulary)
+            self.environments.num_actions, torso=c.torso,
+            channel_multiplier=c.channel_multiplier, vocabulary_size=c.instruction_vocabulary)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
                                             self.step_spec()['observation'])
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,

@@ -9,13 +9,16 @@ from agents.laser import learning
 from environments import atari
 
 
-class LaserAtariBuilder(atari.AtariExperiment, impala_builder.UnrollBuilder):
+class LaserAtariBuilder(impala_builder.UnrollBuilder):
     """Each agent's actors write unrolls of T+1 steps into its own online queue and into the
     replay (sec. 5.1); with `replay_shared` every agent of the sweep writes to and samples from
     one replay table (sec. 5.4). Each batch: online unrolls, then replayed ones."""
 
     # The replay survives a restart of the run (Reverb checkpoint with the learners').
     replay_checkpointing = True
+
+    def __init__(self, config):
+        super().__init__(config, atari.AtariGames(config))
 
     def replay_capacity(self) -> int:
         return laser_config.replay_capacity(self.config)

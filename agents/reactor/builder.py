@@ -20,7 +20,7 @@ from environments import atari
 PACE = 'reactor_pace'
 
 
-class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
+class ReactorAtariBuilder(builders.Builder):
     """Actors write every overlapping sequence of n steps, each with the core state at its
     start and its stream and position, into the two lazy-priority tables and, as a stub of
     positions, into the pace table. The pace table's rate limiter holds the actors and the
@@ -31,20 +31,20 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
     replay_checkpointing = True
 
     def __init__(self, config):
-        super().__init__(config)
+        super().__init__(config, atari.AtariGames(config))
         self._replays = {}
 
-    def step_spec(self) -> dict:
-        network = reactor_network.ReactorNet(self.num_actions, self.config.num_atoms)
+    def make_step_spec(self) -> dict:
+        network = reactor_network.ReactorNet(self.environments.num_actions, self.config.num_atoms)
         return steps.step_spec(
-            observation=tf.TensorSpec(self.observation_shape, tf.uint8),
+            observation=tf.TensorSpec(self.environments.observation_shape, tf.uint8),
             action=tf.TensorSpec([], tf.int32),
             extras={'behaviour_prob': tf.TensorSpec([], tf.float32),
                     lazy_priorities.STREAM: tf.TensorSpec([], tf.int64),
                     lazy_priorities.POSITION: tf.TensorSpec([], tf.int64)},
             core_state=steps.state_spec(network.initial_state(1)))
 
-    def tables(self) -> list[builders.TableDeclaration]:
+    def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
         signature = steps.trajectory_signature(self.step_spec(), c.sequence_length)
         lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay_capacity,
@@ -62,9 +62,9 @@ class ReactorAtariBuilder(atari.AtariExperiment, builders.Builder):
                 for table in made]
 
     def network(self) -> snt.Module:
-        network = reactor_network.ReactorNet(self.num_actions, self.config.num_atoms,
+        network = reactor_network.ReactorNet(self.environments.num_actions, self.config.num_atoms,
                                              self.config.policy_epsilon)
-        network.unroll(tf.zeros((1, 1, *self.observation_shape), tf.uint8),
+        network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
                        tf.ones((1, 1), tf.bool), network.initial_state(1))
         return network
 
