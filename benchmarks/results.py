@@ -131,6 +131,14 @@ ROWS = {row.name: row for row in (
         published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
                    Published(5 * M, 26, 'RLlib IMPALA Breakout'),
                    Published(10 * M, 72, 'RLlib IMPALA Breakout'))),
+    # impala_breakout with one change: the learning rate annealed over table G.1's 200M frames
+    # (as the paper, and as RLlib over 20M) instead of over the row's 10M, stopped at 10M.
+    Row('impala_breakout_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
+        'launch.impala_atari', ('--game=breakout', '--preset=quick'), marks=_BREAKOUT_MARKS,
+        target=Target(10 * M, 70.0), stop_frames=10 * M,
+        published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
+                   Published(5 * M, 26, 'RLlib IMPALA Breakout'),
+                   Published(10 * M, 72, 'RLlib IMPALA Breakout'))),
     Row('apex_dqn_breakout', 'Ape-X DQN',
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M),
         marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0),
@@ -188,12 +196,15 @@ def changes_from_paper(config):
             if field not in (spec.target_field, *_NOT_TRAINING) and paper.get(field) != value}
 
 
-def _commit():
-    """HEAD, '-dirty' when tracked files have changed; 'unknown' outside a git checkout."""
+def _commit(results_dir):
+    """HEAD, '-dirty' when tracked files other than the rows' folders in `results_dir` (which
+    collecting rewrites) have changed; 'unknown' outside a git checkout."""
     def git(*args):
         return subprocess.run(['git', *args], capture_output=True, text=True).stdout.strip()
     head = git('rev-parse', 'HEAD') or 'unknown'
-    return head + ('-dirty' if git('status', '--porcelain', '--untracked-files=no') else '')
+    changed = git('status', '--porcelain', '--untracked-files=no', '--', '.',
+                  f':(exclude){results_dir}')
+    return head + ('-dirty' if changed else '')
 
 
 def collect(row, run_dir, folder):
@@ -214,7 +225,7 @@ def collect(row, run_dir, folder):
         config = json.load(f)
     run = {'row': row.name,
            'command': row.command_line(run_dir),
-           'commit': _commit(),
+           'commit': _commit(os.path.dirname(folder)),
            'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
            'frames': int(learner[-1]['frames']),
            'wall_time_s': round(seconds),
