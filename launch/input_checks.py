@@ -9,7 +9,8 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
   * signs: a numeric field whose paper value is >= 0 stays >= 0, and one whose paper value is
     > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field; `ANY_SIGN`
     fields are exempt);
-  * the evaluation protocol exists (`eval_protocol`) and the budget reaches the first update;
+  * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
+    the run's action set), and the budget reaches the first update;
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
 """
@@ -142,12 +143,37 @@ def budget(config) -> None:
                           f'update ({counted} = {frames} frames): raise it')
 
 
-def eval_protocol(config) -> None:
+def protocol(spec, config, name: str, flag: str):
+    """The evaluation protocol `name` (`flag`: the run's --config.eval_protocol, or
+    launch.evaluate's --protocol), if it can score a run of `spec` with `config`: one of the
+    experiment's paper that plays the action set the run's network acts on, from start states
+    that are public. Another paper's protocol, or another action set, would score the run on a
+    game it was not trained for."""
     from paper_tables import protocols  # pylint: disable=import-outside-toplevel
     try:
-        protocols.get_protocol(config.eval_protocol)
+        found = protocols.get_protocol(name)
     except ValueError as e:
-        raise ConfigError(f'--config.eval_protocol: {e}') from None
+        raise ConfigError(f'{flag}: {e}') from None
+    if found.human_starts:
+        raise ConfigError(f'{flag}={name} needs human start states, which are not public; use '
+                          f'the no-op protocol of the same table')
+    own = protocols.get_protocol(spec.paper_config().eval_protocol)
+    action_set = config.get('action_set', own.action_set)
+    fitting = [p.name for p in protocols.PROTOCOLS.values()
+               if (p.paper, p.action_set, p.human_starts) == (own.paper, action_set, False)]
+    if not fitting:
+        raise ConfigError(f'--config.action_set={action_set}: no {own.paper} protocol plays '
+                          f'it, so the run could not be evaluated; use --config.action_set='
+                          f'{own.action_set}')
+    if name not in fitting:
+        raise ConfigError(f'{flag}={name} is a protocol of {found.paper} (table {found.table}, '
+                          f'{found.action_set} action set), not of {spec.name} on the '
+                          f'{action_set} action set; use {flag}={" or ".join(fitting)}')
+    return found
+
+
+def eval_protocol(spec, config) -> None:
+    protocol(spec, config, config.eval_protocol, '--config.eval_protocol')
     if config.eval_episodes != -1 and config.eval_episodes < 1:
         raise ConfigError(f'--config.eval_episodes must be -1 (the protocol\'s count) or >= 1, '
                           f'got {config.eval_episodes}')
@@ -161,7 +187,7 @@ def config_values(spec, config) -> None:
         raise ConfigError(f'--config.pbt_population={config.pbt_population}: {spec.name} has no '
                           f'population-based training (the IMPALA experiments have); leave '
                           f'it at 0')
-    eval_protocol(config)
+    eval_protocol(spec, config)
     members = spec.sweeps.members(config)
     for learner_id in range(len(members)):
         member = spec.sweeps.member_config(config, learner_id)

@@ -176,6 +176,16 @@ CASES = [
      "error: --config.eval_protocol: unknown protocol 'impala_atari_noopp'"),
     ('launch.impala_atari', ['--config.eval_episodes=0'],
      "error: --config.eval_episodes must be -1 (the protocol's count) or >= 1, got 0"),
+    ('launch.apex_dqn_atari', ['--config.eval_protocol=impala_atari_noop'],
+     'error: --config.eval_protocol=impala_atari_noop is a protocol of impala (table C.1 and 4 '
+     '(experts), minimal action set), not of apex_dqn_atari on the minimal action set; use '
+     '--config.eval_protocol=apex_atari_noop'),
+    ('launch.reactor_atari', ['--config.eval_protocol=reactor_atari_human'],
+     'error: --config.eval_protocol=reactor_atari_human needs human start states, which are '
+     'not public; use the no-op protocol of the same table'),
+    ('launch.laser_atari', ['--config.action_set=full'],
+     'error: --config.action_set=full: no laser protocol plays it, so the run could not be '
+     'evaluated; use --config.action_set=minimal'),
     ('launch.impala_atari', ['--config.jit_compile=maybe'],
      "error: --config.jit_compile must be true, false or 'auto', got 'maybe'"),
     # Evaluation and comparison.
@@ -190,6 +200,25 @@ CASES = [
      "'extra'"),
     ('launch.evaluate', ['--run_dir=TMP/laser_run'],
      "error: TMP/laser_run/logs/episodes.csv has no column 'episode_return'"),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop'],
+     'error: --protocol=apex_atari_noop is a protocol of apex (table 2 (no-op starts) and 1, '
+     'minimal action set), not of impala_atari on the minimal action set; use '
+     '--protocol=impala_atari_noop'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=impala_atari_multitask_noop'],
+     'error: --protocol=impala_atari_multitask_noop is a protocol of impala (table C.1 and 4 '
+     '(multi-task), full action set), not of impala_atari on the minimal action set'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=impala_atari_nop'],
+     "error: --protocol: unknown protocol 'impala_atari_nop'"),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--episodes=0'],
+     'error: --episodes must be >= 1, got 0'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--before_frames=100'],
+     'error: --before_frames is not read by protocol impala_atari_noop, which scores a '
+     "checkpoint's play: leave it out"),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run', '--checkpoint=TMP/laser_run/ckpt-1'],
+     'error: --checkpoint is not read by protocol laser_atari_training, which scores training '
+     'episodes (logs/episodes.csv): leave it out'),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run', '--before_frames=0'],
+     'error: --before_frames must be >= 1, got 0'),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
      'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
      'atari_experts'),
@@ -225,9 +254,8 @@ def _write(tmp, path, text):
         f.write(text)
 
 
-def _run_case(index, tmp_root):
-    program, args, _ = CASES[index]
-    tmp = os.path.join(tmp_root, str(index))
+def _fixtures(tmp):
+    """The files and run directories the cases name, under `tmp`."""
     os.makedirs(os.path.join(tmp, _CORRUPT))
     with open(os.path.join(tmp, _BLOCKER), 'w'):
         pass
@@ -240,6 +268,12 @@ def _run_case(index, tmp_root):
     _write(tmp, 'laser_run/logs/episodes.csv', 'frames,actor,return\n100,0,1.0\n')
     _write(tmp, 'impala_run/evaluation.csv', 'game,protocol,checkpoint_frames,episode,score\n'
                                              'pong,impala_atari_noop,100,0,-21\n')
+
+
+def _run_case(index, tmp_root):
+    program, args, _ = CASES[index]
+    tmp = os.path.join(tmp_root, str(index))
+    _fixtures(tmp)
     return tmp, subprocess.run(_command(program, args, tmp), cwd=ROOT, env=ENV,
                                capture_output=True, text=True, timeout=240)
 
@@ -272,3 +306,27 @@ def test_bad_input_is_one_line(index, results):
     assert len(lines) == (2 if absl_flag_error else 1), result.stderr
     assert lines[0].startswith(message), result.stderr
     assert not os.path.exists(os.path.join(tmp, 'run', 'config.json'))
+
+
+# Runs a program as `python -m` would, then says whether TensorFlow was imported.
+_IMPORTS_TENSORFLOW = ('import runpy, sys\n'
+                       'sys.argv = sys.argv[1:]\n'
+                       'try:\n'
+                       '    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)\n'
+                       'finally:\n'
+                       '    print("tensorflow" in sys.modules)\n')
+
+
+@pytest.mark.parametrize('program, args', [
+    ('launch.impala_atari', ['--config.discount=1.5']),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop']),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9']),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex']),
+])
+def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
+    _fixtures(str(tmp_path))
+    command = _command(program, args, str(tmp_path))
+    result = subprocess.run([sys.executable, '-c', _IMPORTS_TENSORFLOW, *command[2:]], cwd=ROOT,
+                            env=ENV, capture_output=True, text=True, timeout=240)
+    assert result.stderr.startswith('error: '), result.stderr
+    assert result.stdout.strip() == 'False', result.stdout + result.stderr

@@ -9,6 +9,7 @@ from agents.core import config_checks
 from agents.core import runtime_config
 from agents.core import population
 from agents.core import sweeps
+from agents.ops import choices
 from environments import settings
 
 
@@ -131,9 +132,8 @@ def _check_learning(config: ml_collections.ConfigDict) -> None:
     """The checks of every IMPALA experiment's runtime and learner settings."""
     config_checks.runtime(config)
     config_checks.at_least(config, 1, 'replay_capacity')
-    from agents.ops import off_policy, rewards  # pylint: disable=import-outside-toplevel
-    config_checks.one_of(config, 'off_policy_correction', off_policy.CORRECTIONS)
-    config_checks.one_of(config, 'reward_clipping', rewards.CLIPPINGS)
+    config_checks.one_of(config, 'off_policy_correction', choices.CORRECTIONS)
+    config_checks.one_of(config, 'reward_clipping', choices.CLIPPINGS)
     check_unroll_learning(config, config.replay_capacity, 'replay_capacity')
     population.check(config, ADAPTABLE)
 
