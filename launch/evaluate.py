@@ -97,13 +97,12 @@ def training_episodes(run_dir: str, episodes: int,
     rows = []
     if os.path.exists(path):
         rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames'))
-                if int(row['frames']) <= before_frames]
+                if row['frames'] <= before_frames]
     if not rows:
         raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
                                   f'{path}: train first')
     rows = rows[-episodes:]
-    return ([(float(row['episode_return']), int(row['episode_frames'])) for row in rows],
-            int(rows[-1]['frames']))
+    return [(row['episode_return'], row['episode_frames']) for row in rows], rows[-1]['frames']
 
 
 def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,

@@ -18,7 +18,19 @@ _CORRUPT = 'corrupt_run'            # a run directory whose config.json is cut s
 _SAVED = {'laser_run': '{"experiment": "laser_atari", "game": "pong"}',
           'impala_run': '{"experiment": "impala_atari", "game": "pong"}',
           'atari57_run': '{"experiment": "impala_atari57", "tasks": "pong,breakout", '
-                         '"num_actors": 1, "envs_per_actor": 2}'}
+                         '"num_actors": 1, "envs_per_actor": 2}',
+          'text_laser': '{"experiment": "laser_atari", "game": "pong"}',
+          'text_eval': '{"experiment": "impala_atari", "game": "pong"}',
+          'text_curve': '{"experiment": "impala_atari", "game": "pong"}'}
+_EVALUATION = 'game,protocol,checkpoint_frames,episode,score\n'
+# The runs' logs: {path: text}; the text_ runs' hold a cell that is not a number.
+_LOGS = {'laser_run/logs/episodes.csv': 'frames,actor,return\n100,0,1.0\n',
+         'impala_run/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,100,0,-21\n',
+         'text_laser/logs/episodes.csv': 'frames,actor,env,episode_return,episode_frames\n'
+                                         '100,0,0,1.0,50\n200,0,1,n/a,50\n',
+         'text_eval/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,1e2.5,0,-21\n',
+         'text_curve/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,100,0,-21\n',
+         'text_curve/logs/episodes.csv': 'frames,episode_return\n-40,1.0\n'}
 
 # (program, arguments, the start of the one error line). RUN is the case's run directory,
 # TMP the case's temporary directory.
@@ -219,6 +231,15 @@ CASES = [
      'episodes (logs/episodes.csv): leave it out'),
     ('launch.evaluate', ['--run_dir=TMP/laser_run', '--before_frames=0'],
      'error: --before_frames must be >= 1, got 0'),
+    ('launch.evaluate', ['--run_dir=TMP/text_laser'],
+     "error: TMP/text_laser/logs/episodes.csv: line 3, column episode_return: 'n/a' is not a "
+     'finite number: repair or remove that line'),
+    ('paper_tables.compare', ['TMP/text_eval'],
+     "error: TMP/text_eval/evaluation.csv: line 2, column checkpoint_frames: '1e2.5' is not a "
+     'whole number >= 0'),
+    ('paper_tables.compare', ['TMP/text_curve'],
+     "error: TMP/text_curve/logs/episodes.csv: line 2, column frames: '-40' is not a whole "
+     'number >= 0'),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
      'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
      'atari_experts'),
@@ -262,12 +283,9 @@ def _fixtures(tmp):
     with open(os.path.join(tmp, _CORRUPT, 'config.json'), 'w') as f:
         f.write('{"experiment": "impala_atari", "game": ')
     for name, saved in _SAVED.items():
-        os.makedirs(os.path.join(tmp, name))
-        with open(os.path.join(tmp, name, 'config.json'), 'w') as f:
-            f.write(saved)
-    _write(tmp, 'laser_run/logs/episodes.csv', 'frames,actor,return\n100,0,1.0\n')
-    _write(tmp, 'impala_run/evaluation.csv', 'game,protocol,checkpoint_frames,episode,score\n'
-                                             'pong,impala_atari_noop,100,0,-21\n')
+        _write(tmp, f'{name}/config.json', saved)
+    for path, text in _LOGS.items():
+        _write(tmp, path, text)
 
 
 def _run_case(index, tmp_root):
