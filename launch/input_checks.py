@@ -6,9 +6,10 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
   given an empty value, flags the chosen role or launcher would ignore (`ROLE_FLAGS`);
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
-  * signs: a numeric field whose paper value is >= 0 stays >= 0, and one whose paper value is
-    > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field; `ANY_SIGN`
-    fields are exempt);
+  * each field's declared range and the relations between fields
+    (agents/core/config_checks.FIELD_RULES and RELATIONS, by name or name pattern);
+  * signs, for a numeric field no rule declares: one whose paper value is >= 0 stays >= 0, and
+    one whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
   * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
     the run's action set), and the budget reaches the first update;
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
@@ -19,28 +20,16 @@ from typing import Sequence
 
 from absl import flags
 
+from agents.core import config_checks
 from agents.core import sweeps
 from agents.core.config_checks import ConfigError
 
-# Fields whose 0 (never a negative) means something: off, none, uniform, greedy.
+# Fields with no declared rule whose 0 (never a negative) means something.
 MAY_BE_ZERO = (
-    'max_grad_norm',            # 0: no gradient clipping (LASER sec. 5.1)
-    'entropy_cost', 'baseline_cost',   # 0: the term left out
-    'noop_max', 'max_episode_frames', 'reward_clip',   # 0: none (environments/settings.py)
-    'pbt_population', 'pbt_burn_in_frames', 'pbt_copy_threshold',
-    'pbt_perturb_probability',  # 0: no population, no burn-in, any better, no perturbation
-    'replay_proportion',        # 0: no replay
-    'epsilon', 'exploration_sigma',   # 0: greedy actors
-    'priority_exponent', 'importance_sampling_exponent',   # 0: uniform, no correction
-    'discount', 'vtrace_lambda', 'retrace_lambda', 'rmsprop_decay', 'adam_beta2',
-    'replay_epsilon',           # unit-interval fields, 0 included (the agents' checks)
+    'noop_max', 'max_episode_frames',   # 0: none (environments/settings.py)
     'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
     'seed',
 )
-
-# Fields of any sign: a negative PBT copy threshold copies from any member, even a worse one
-# (how tests/test_pbt.py makes members evolve within seconds).
-ANY_SIGN = ('pbt_copy_threshold',)
 
 # Which roles read each launch flag; a flag given to another role would be ignored.
 ROLE_FLAGS = {
@@ -104,10 +93,12 @@ def replay_address(role: str, address: str | None) -> None:
 
 
 def signs(config, paper) -> None:
-    """The sign rule over every numeric field the paper config has (see the module doc)."""
+    """The sign rule over every numeric field the paper config has and no rule declares (see
+    the module doc)."""
+    number = config_checks.is_number
     for field, value in config.items():
         default = paper.get(field)
-        if not _number(default) or not _number(value) or field in ANY_SIGN:
+        if not number(default) or not number(value) or config_checks.rule(field):
             continue
         if default > 0 and field not in MAY_BE_ZERO and not value > 0:
             raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '
@@ -115,10 +106,6 @@ def signs(config, paper) -> None:
         if default >= 0 and not value >= 0:     # NaN included
             raise ConfigError(f'--config.{field} must be >= 0 (the paper: {default}), got '
                               f'{value}')
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def first_update_frames(config) -> tuple[int, str]:
@@ -194,6 +181,7 @@ def config_values(spec, config) -> None:
         try:
             if member is not config:
                 spec.check(member)
+            config_checks.declared(member)    # also where an experiment's check does not
             signs(member, paper)
             budget(member)
         except ConfigError as e:

@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 
+import ml_collections
 import pytest
 
+from agents.core import config_checks
+from agents.core.config_checks import ConfigError
 from launch_processes import ENV
 from launch_processes import ROOT
 
@@ -184,6 +187,29 @@ CASES = [
      'error: --config.batch_size=500 is more than --config.replay_capacity=400 holds'),
     ('launch.apex_dpg_control', ['--config.batch_size=5000'],
      'error: --config.batch_size=5000 is more than --config.replay_capacity=2000 holds'),
+    # Declared ranges and relations (agents/core/config_checks.py): upper bounds, fields whose
+    # paper value is negative, fields against each other, on every member of a sweep.
+    ('launch.impala_atari', ['--config.vtrace_lambda=1.5'],
+     'error: --config.vtrace_lambda must be in [0, 1], got 1.5 (a trace coefficient)'),
+    ('launch.apex_dqn_atari', ['--config.epsilon=1.2'],
+     'error: --config.epsilon must be in [0, 1], got 1.2'),
+    ('launch.impala_atari57', ['--config.pbt_perturb_probability=2'],
+     'error: --config.pbt_perturb_probability must be in [0, 1], got 2.0'),
+    ('launch.reactor_atari', ['--config.policy_epsilon=0'],
+     'error: --config.policy_epsilon must be in (0, 1], got 0.0'),
+    ('launch.apex_dpg_control', ['--config.eviction_exponent=0.5'],
+     'error: --config.eviction_exponent must be <= 0, got 0.5'),
+    ('launch.reactor_atari', ['--config.v_min=nan'],
+     'error: --config.v_min must be a finite number, got nan'),
+    ('launch.reactor_atari', ['--config.sequence_period=40'],
+     'error: --config.sequence_period must be <= sequence_length=6, got 40'),
+    ('launch.apex_dqn_atari', ['--config.min_replay_size=5000'],
+     'error: --config.min_replay_size=5000 exceeds --config.replay_capacity=2000'),
+    ('launch.impala_atari', ['--config.torso=shallow', '--config.channel_multiplier=2'],
+     'error: --config.channel_multiplier widens the deep torso only'),
+    ('launch.laser_atari', ['--sweep=discount=0.99,1.5'],
+     'error: member 1 of the sweep (discount=1.5): --config.discount must be in [0, 1], got '
+     '1.5'),
     ('launch.impala_atari', ['--config.eval_protocol=impala_atari_noopp'],
      "error: --config.eval_protocol: unknown protocol 'impala_atari_noopp'"),
     ('launch.impala_atari', ['--config.eval_episodes=0'],
@@ -348,3 +374,22 @@ def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
                             env=ENV, capture_output=True, text=True, timeout=240)
     assert result.stderr.startswith('error: '), result.stderr
     assert result.stdout.strip() == 'False', result.stdout + result.stderr
+
+
+def test_a_field_added_later_is_checked_by_its_name():
+    """A field no experiment has yet gets the rule of its name's pattern, and the relations of
+    the fields it joins."""
+    added = ml_collections.ConfigDict({'num_critics': 0, 'crash_probability': 0.5,
+                                       'warmup_length': 3, 'batch_size': 8,
+                                       'replay_capacity': 4})
+    with pytest.raises(ConfigError, match=r'^--config.num_critics must be >= 1, got 0'):
+        config_checks.declared(added)
+    added.num_critics = 2
+    with pytest.raises(ConfigError, match=r'^--config.batch_size=8 is more than '
+                                          r'--config.replay_capacity=4 holds'):
+        config_checks.declared(added)
+    added.replay_capacity = 8
+    config_checks.declared(added)
+    added.crash_probability = 1.5
+    with pytest.raises(ConfigError, match=r'^--config.crash_probability must be in \[0, 1\]'):
+        config_checks.declared(added)
