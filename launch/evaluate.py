@@ -8,18 +8,17 @@ action set of the table it reproduces; a protocol scored on training episodes (L
 reads the run's logs/episodes.csv instead of playing. With several learners (a sweep), evaluate
 each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
 score (raw game score), episode_frames.
+
+Bad input (a protocol that cannot score the run, a flag it would ignore) is refused in one line
+before TensorFlow is imported (`check_request`).
 """
 import os
 import sys
 
 import numpy as np
-import tensorflow as tf
 from absl import app
 from absl import flags
 
-from agents.core import builders
-from agents.core import logging as run_logging
-from agents.core import steps
 from launch import configs
 from launch import experiments
 from launch import input_checks
@@ -35,6 +34,7 @@ def builder_for(config):
 
 def restore_network(builder, run_dir: str, checkpoint: str | None = None):
     """The run's network at `checkpoint` (default: the latest) and that checkpoint's frames."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
     network = builder.network()
     frames = tf.Variable(0, dtype=tf.int64)
     path = checkpoint or tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
@@ -55,10 +55,7 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     A recurrent policy carries its state through each episode and resets it at the next; the
     policy runs on every environment each step, those done included, so states stay aligned.
     """
-    if protocol.human_starts:
-        raise configs.ConfigError(
-            f'protocol {protocol.name} needs human start states, which are not public; '
-            f'use the no-op protocol of the same table')
+    from agents.core import steps  # pylint: disable=import-outside-toplevel
     policy = builder.evaluation_policy(network)
     count = min(parallel, episodes)
     on_task = {'task': task} if task else {}
@@ -100,13 +97,12 @@ def training_episodes(run_dir: str, episodes: int,
     rows = []
     if os.path.exists(path):
         rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames'))
-                if int(row['frames']) <= before_frames]
+                if row['frames'] <= before_frames]
     if not rows:
         raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
                                   f'{path}: train first')
     rows = rows[-episodes:]
-    return ([(float(row['episode_return']), int(row['episode_frames'])) for row in rows],
-            int(rows[-1]['frames']))
+    return [(row['episode_return'], row['episode_frames']) for row in rows], rows[-1]['frames']
 
 
 def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
@@ -116,14 +112,7 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     paper's tables name the task), or, for a protocol scored on training (`from_training`),
     the last training episodes before `before_frames` (default: the run's total frames)."""
     config = configs.load(run_dir)
-    if checkpoint is not None and not tf.io.gfile.exists(f'{checkpoint}.index'):
-        raise configs.ConfigError(f'--checkpoint={checkpoint}: no such checkpoint (give the '
-                                  f'path without .index, e.g. {run_dir}/checkpoints/ckpt-N), '
-                                  f'or leave it out for the latest')
-    try:
-        protocol = protocols.get_protocol(protocol_name or config.eval_protocol)
-    except ValueError as e:
-        raise configs.ConfigError(str(e)) from None
+    protocol = check_request(config, run_dir, protocol_name, episodes, checkpoint, before_frames)
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
     if protocol.from_training:
@@ -149,6 +138,30 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     return _write_rows(run_dir, protocol, frames, results)
 
 
+def check_request(config, run_dir: str, protocol_name: str | None, episodes: int | None,
+                  checkpoint: str | None, before_frames: int | None) -> protocols.EvalProtocol:
+    """The protocol that scores the run; one line for a request the evaluation cannot carry out
+    or would ignore, before TensorFlow is imported."""
+    flag = '--protocol' if protocol_name else '--config.eval_protocol'
+    protocol = input_checks.protocol(experiments.get(config.experiment), config,
+                                     protocol_name or config.eval_protocol, flag)
+    for name, value in (('episodes', episodes), ('before_frames', before_frames)):
+        if value is not None and value < 1:
+            raise configs.ConfigError(f'--{name} must be >= 1, got {value}')
+    ignored = ('--before_frames', before_frames) if not protocol.from_training else (
+        '--checkpoint', checkpoint)
+    if ignored[1] is not None:
+        scored = ('training episodes (logs/episodes.csv)' if protocol.from_training else
+                  'a checkpoint\'s play')
+        raise configs.ConfigError(f'{ignored[0]} is not read by protocol {protocol.name}, '
+                                  f'which scores {scored}: leave it out')
+    if checkpoint is not None and not os.path.exists(f'{checkpoint}.index'):
+        raise configs.ConfigError(f'--checkpoint={checkpoint}: no such checkpoint (give the '
+                                  f'path without .index, e.g. {run_dir}/checkpoints/ckpt-N), '
+                                  f'or leave it out for the latest')
+    return protocol
+
+
 def _trained_game(config, protocol: str) -> str:
     """The one game (task, level) a run scored on its training games trained on: its target,
     or the one task of a multi-task builder, as the paper's tables name it."""
@@ -164,6 +177,7 @@ def _trained_game(config, protocol: str) -> str:
 def _write_rows(run_dir: str, protocol, frames: int,
                 results: dict[str, list[tuple[float, int]]]) -> list[dict]:
     """Appends {game: [(score, frames)]} to RUN_DIR/evaluation.csv; prints each game's mean."""
+    from agents.core import logging as run_logging  # pylint: disable=import-outside-toplevel
     log = run_logging.CsvLogger(os.path.join(run_dir, EVALUATION_FILE))
     rows = []
     for game, episodes in results.items():
@@ -191,6 +205,9 @@ def _read(path: str, columns) -> list[dict]:
 def _print_training_by_task(run_dir: str, builder) -> None:
     """A multi-task run's training games per task, from logs/episodes.csv (each game's task
     is its environment's: agents/core/builders.game_task)."""
+    # pylint: disable=import-outside-toplevel  (TensorFlow: once the input is good)
+    from agents.core import builders
+    from agents.core import logging as run_logging
     path = os.path.join(run_dir, 'logs', 'episodes.csv')
     if not os.path.exists(path):
         return

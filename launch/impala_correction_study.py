@@ -40,7 +40,7 @@ from absl import app
 from absl import flags
 
 from agents.core.config_checks import ConfigError
-from agents.ops import off_policy
+from agents.ops import choices
 from launch import configs
 from launch import experiments
 from launch import input_checks
@@ -66,7 +66,7 @@ REPLAY_SETTINGS = ('without', 'with')   # table 2's "Without Replay" and "With R
 REPLAY_PROPORTION = 0.5                 # sec. 5.2.2: "50% of the items in each batch"
 LAST_TRAINING_EPISODES = 10             # the final training return: mean of the last 10 games
 # Table 2's row labels (paper_tables/data/impala_table_2_off_policy.csv).
-LABELS = off_policy.LABELS
+LABELS = choices.LABELS
 # The config fields the study sets in each run; the user may not.
 STUDY_FIELDS = ('off_policy_correction', 'replay_proportion')
 OWN_FLAGS = ('run_dir', 'corrections', 'replay')
@@ -99,8 +99,8 @@ def define_flags() -> dict:
                                   'launch/impala_dmlab.py.'),
         config=program.define_config(experiment, paper, '--config.total_frames=300000'),
         corrections=flags.DEFINE_list(
-            'corrections', list(off_policy.CORRECTIONS),
-            'Off-policy corrections to run: ' + ', '.join(off_policy.CORRECTIONS)
+            'corrections', list(choices.CORRECTIONS),
+            'Off-policy corrections to run: ' + ', '.join(choices.CORRECTIONS)
             + ' (sec. 5.2.2).'),
         replay=flags.DEFINE_list('replay', list(REPLAY_SETTINGS),
                                  'without: no replay; with: half of each batch from replay.'))
@@ -127,7 +127,7 @@ class SubRun:
 def sub_runs(run_dir: str, corrections, replay) -> list[SubRun]:
     """The grid in table 2's order (replay setting, then correction); a one-line ConfigError
     for an unknown name or a repeated one."""
-    for name, given, known in (('corrections', corrections, off_policy.CORRECTIONS),
+    for name, given, known in (('corrections', corrections, choices.CORRECTIONS),
                                ('replay', replay, REPLAY_SETTINGS)):
         unknown = [value for value in given if value not in known]
         if unknown or not given or len(set(given)) < len(given):
@@ -136,7 +136,7 @@ def sub_runs(run_dir: str, corrections, replay) -> list[SubRun]:
     return [SubRun(correction, setting, os.path.join(
                 run_dir, correction + ('_replay' if setting == 'with' else '')))
             for setting in REPLAY_SETTINGS if setting in replay
-            for correction in off_policy.CORRECTIONS if correction in corrections]
+            for correction in choices.CORRECTIONS if correction in corrections]
 
 
 def forwarded_args(argv) -> list[str]:

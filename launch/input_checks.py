@@ -6,10 +6,12 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
   given an empty value, flags the chosen role or launcher would ignore (`ROLE_FLAGS`);
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
-  * signs: a numeric field whose paper value is >= 0 stays >= 0, and one whose paper value is
-    > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`, one line per field; `ANY_SIGN`
-    fields are exempt);
-  * the evaluation protocol exists (`eval_protocol`) and the budget reaches the first update;
+  * each field's declared range and the relations between fields
+    (agents/core/config_checks.FIELD_RULES and RELATIONS, by name or name pattern);
+  * signs, for a numeric field no rule declares: one whose paper value is >= 0 stays >= 0, and
+    one whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
+  * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
+    the run's action set), and the budget reaches the first update;
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
 """
@@ -18,28 +20,16 @@ from typing import Sequence
 
 from absl import flags
 
+from agents.core import config_checks
 from agents.core import sweeps
 from agents.core.config_checks import ConfigError
 
-# Fields whose 0 (never a negative) means something: off, none, uniform, greedy.
+# Fields with no declared rule whose 0 (never a negative) means something.
 MAY_BE_ZERO = (
-    'max_grad_norm',            # 0: no gradient clipping (LASER sec. 5.1)
-    'entropy_cost', 'baseline_cost',   # 0: the term left out
-    'noop_max', 'max_episode_frames', 'reward_clip',   # 0: none (environments/settings.py)
-    'pbt_population', 'pbt_burn_in_frames', 'pbt_copy_threshold',
-    'pbt_perturb_probability',  # 0: no population, no burn-in, any better, no perturbation
-    'replay_proportion',        # 0: no replay
-    'epsilon', 'exploration_sigma',   # 0: greedy actors
-    'priority_exponent', 'importance_sampling_exponent',   # 0: uniform, no correction
-    'discount', 'vtrace_lambda', 'retrace_lambda', 'rmsprop_decay', 'adam_beta2',
-    'replay_epsilon',           # unit-interval fields, 0 included (the agents' checks)
+    'noop_max', 'max_episode_frames',   # 0: none (environments/settings.py)
     'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
     'seed',
 )
-
-# Fields of any sign: a negative PBT copy threshold copies from any member, even a worse one
-# (how tests/test_pbt.py makes members evolve within seconds).
-ANY_SIGN = ('pbt_copy_threshold',)
 
 # Which roles read each launch flag; a flag given to another role would be ignored.
 ROLE_FLAGS = {
@@ -103,10 +93,12 @@ def replay_address(role: str, address: str | None) -> None:
 
 
 def signs(config, paper) -> None:
-    """The sign rule over every numeric field the paper config has (see the module doc)."""
+    """The sign rule over every numeric field the paper config has and no rule declares (see
+    the module doc)."""
+    number = config_checks.is_number
     for field, value in config.items():
         default = paper.get(field)
-        if not _number(default) or not _number(value) or field in ANY_SIGN:
+        if not number(default) or not number(value) or config_checks.rule(field):
             continue
         if default > 0 and field not in MAY_BE_ZERO and not value > 0:
             raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '
@@ -114,10 +106,6 @@ def signs(config, paper) -> None:
         if default >= 0 and not value >= 0:     # NaN included
             raise ConfigError(f'--config.{field} must be >= 0 (the paper: {default}), got '
                               f'{value}')
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def first_update_frames(config) -> tuple[int, str]:
@@ -142,12 +130,37 @@ def budget(config) -> None:
                           f'update ({counted} = {frames} frames): raise it')
 
 
-def eval_protocol(config) -> None:
+def protocol(spec, config, name: str, flag: str):
+    """The evaluation protocol `name` (`flag`: the run's --config.eval_protocol, or
+    launch.evaluate's --protocol), if it can score a run of `spec` with `config`: one of the
+    experiment's paper that plays the action set the run's network acts on, from start states
+    that are public. Another paper's protocol, or another action set, would score the run on a
+    game it was not trained for."""
     from paper_tables import protocols  # pylint: disable=import-outside-toplevel
     try:
-        protocols.get_protocol(config.eval_protocol)
+        found = protocols.get_protocol(name)
     except ValueError as e:
-        raise ConfigError(f'--config.eval_protocol: {e}') from None
+        raise ConfigError(f'{flag}: {e}') from None
+    if found.human_starts:
+        raise ConfigError(f'{flag}={name} needs human start states, which are not public; use '
+                          f'the no-op protocol of the same table')
+    own = protocols.get_protocol(spec.paper_config().eval_protocol)
+    action_set = config.get('action_set', own.action_set)
+    fitting = [p.name for p in protocols.PROTOCOLS.values()
+               if (p.paper, p.action_set, p.human_starts) == (own.paper, action_set, False)]
+    if not fitting:
+        raise ConfigError(f'--config.action_set={action_set}: no {own.paper} protocol plays '
+                          f'it, so the run could not be evaluated; use --config.action_set='
+                          f'{own.action_set}')
+    if name not in fitting:
+        raise ConfigError(f'{flag}={name} is a protocol of {found.paper} (table {found.table}, '
+                          f'{found.action_set} action set), not of {spec.name} on the '
+                          f'{action_set} action set; use {flag}={" or ".join(fitting)}')
+    return found
+
+
+def eval_protocol(spec, config) -> None:
+    protocol(spec, config, config.eval_protocol, '--config.eval_protocol')
     if config.eval_episodes != -1 and config.eval_episodes < 1:
         raise ConfigError(f'--config.eval_episodes must be -1 (the protocol\'s count) or >= 1, '
                           f'got {config.eval_episodes}')
@@ -161,13 +174,14 @@ def config_values(spec, config, paper) -> None:
         raise ConfigError(f'--config.pbt_population={config.pbt_population}: {spec.name} has no '
                           f'population-based training (the IMPALA experiments have); leave '
                           f'it at 0')
-    eval_protocol(config)
+    eval_protocol(spec, config)
     members = spec.sweeps.members(config)
     for learner_id in range(len(members)):
         member = spec.sweeps.member_config(config, learner_id)
         try:
             if member is not config:
                 spec.check(member)
+            config_checks.declared(member)    # also where an experiment's check does not
             signs(member, paper)
             budget(member)
         except ConfigError as e:

@@ -11,6 +11,7 @@ instance within each sweep").
 import csv
 import dataclasses
 import json
+import math
 import pathlib
 
 
@@ -41,9 +42,38 @@ EVALUATION_COLUMNS = ('game', 'protocol', 'checkpoint_frames', 'score')
 EPISODE_COLUMNS = ('frames', 'episode_return')
 
 
+def _count(text: str) -> int:
+    value = float(text)
+    if not (value >= 0 and value.is_integer()):
+        raise ValueError(text)
+    return int(value)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+# What the numeric columns of the run's files hold (what a cell must be, its parser); the
+# others are text.
+NUMERIC_COLUMNS = {
+    'frames': ('a whole number >= 0', _count),
+    'checkpoint_frames': ('a whole number >= 0', _count),
+    'episode_frames': ('a whole number >= 0', _count),
+    'actor': ('a whole number >= 0', _count),
+    'env': ('a whole number >= 0', _count),
+    'episode_return': ('a finite number', _finite),
+    'score': ('a finite number', _finite),
+}
+
+
 def read_csv(path, columns=()):
-    """A CSV file with a header as a list of dicts of strings; a one-line ValueError naming
-    the file and the first of `columns` its header lacks, or a row that lacks it."""
+    """A CSV file with a header as a list of dicts, the cells of `columns` that are numeric
+    (`NUMERIC_COLUMNS`) parsed; a one-line ValueError naming the file and the first of
+    `columns` its header lacks, or the line and column of a cell that is empty or not a
+    number."""
     with open(path, newline='') as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
@@ -54,6 +84,15 @@ def read_csv(path, columns=()):
         if short:
             raise ValueError(f'{path}: line {short[0]} lacks a value of '
                              f'{", ".join(columns)}: repair or remove that line')
+        for line, row in enumerate(rows, 2):
+            for column in (c for c in columns if c in NUMERIC_COLUMNS):
+                kind, parse = NUMERIC_COLUMNS[column]
+                try:
+                    row[column] = parse(row[column])
+                except ValueError:
+                    raise ValueError(f'{path}: line {line}, column {column}: '
+                                     f'{row[column]!r} is not {kind}: repair or remove that '
+                                     f'line') from None
         return rows
     raise ValueError(f'{path} has no column {missing[0]!r} (its columns: '
                      f'{", ".join(header) or "none"}): it was not written by this version')
@@ -63,8 +102,8 @@ def _evaluations(path, checkpoint_frames):
     """Evaluations at `checkpoint_frames`, or at each game's latest checkpoint when None."""
     grouped = {}
     for row in read_csv(path, EVALUATION_COLUMNS):
-        key = (row['game'], row['protocol'], int(float(row['checkpoint_frames'])))
-        grouped.setdefault(key, []).append(float(row['score']))
+        key = (row['game'], row['protocol'], row['checkpoint_frames'])
+        grouped.setdefault(key, []).append(row['score'])
     chosen = {}
     for (game, protocol, frames), scores in grouped.items():
         if checkpoint_frames is not None and frames != checkpoint_frames:
@@ -90,7 +129,7 @@ def _curve(path, config):
     greediest = _greediest(config)
     if greediest and rows and 'env' in rows[0]:
         rows = [row for row in rows if (row['actor'], row['env']) == greediest]
-    return tuple((float(row['frames']), float(row['episode_return'])) for row in rows)
+    return tuple((row['frames'], row['episode_return']) for row in rows)
 
 
 def members(run_dir) -> list[pathlib.Path]:

@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 
+import ml_collections
 import pytest
 
+from agents.core import config_checks
+from agents.core.config_checks import ConfigError
 from launch_processes import ENV
 from launch_processes import ROOT
 
@@ -18,7 +21,19 @@ _CORRUPT = 'corrupt_run'            # a run directory whose config.json is cut s
 _SAVED = {'laser_run': '{"experiment": "laser_atari", "game": "pong"}',
           'impala_run': '{"experiment": "impala_atari", "game": "pong"}',
           'atari57_run': '{"experiment": "impala_atari57", "tasks": "pong,breakout", '
-                         '"num_actors": 1, "envs_per_actor": 2}'}
+                         '"num_actors": 1, "envs_per_actor": 2}',
+          'text_laser': '{"experiment": "laser_atari", "game": "pong"}',
+          'text_eval': '{"experiment": "impala_atari", "game": "pong"}',
+          'text_curve': '{"experiment": "impala_atari", "game": "pong"}'}
+_EVALUATION = 'game,protocol,checkpoint_frames,episode,score\n'
+# The runs' logs: {path: text}; the text_ runs' hold a cell that is not a number.
+_LOGS = {'laser_run/logs/episodes.csv': 'frames,actor,return\n100,0,1.0\n',
+         'impala_run/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,100,0,-21\n',
+         'text_laser/logs/episodes.csv': 'frames,actor,env,episode_return,episode_frames\n'
+                                         '100,0,0,1.0,50\n200,0,1,n/a,50\n',
+         'text_eval/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,1e2.5,0,-21\n',
+         'text_curve/evaluation.csv': _EVALUATION + 'pong,impala_atari_noop,100,0,-21\n',
+         'text_curve/logs/episodes.csv': 'frames,episode_return\n-40,1.0\n'}
 
 # (program, arguments, the start of the one error line). RUN is the case's run directory,
 # TMP the case's temporary directory.
@@ -172,10 +187,43 @@ CASES = [
      'error: --config.batch_size=500 is more than --config.replay_capacity=400 holds'),
     ('launch.apex_dpg_control', ['--config.batch_size=5000'],
      'error: --config.batch_size=5000 is more than --config.replay_capacity=2000 holds'),
+    # Declared ranges and relations (agents/core/config_checks.py): upper bounds, fields whose
+    # paper value is negative, fields against each other, on every member of a sweep.
+    ('launch.impala_atari', ['--config.vtrace_lambda=1.5'],
+     'error: --config.vtrace_lambda must be in [0, 1], got 1.5 (a trace coefficient)'),
+    ('launch.apex_dqn_atari', ['--config.epsilon=1.2'],
+     'error: --config.epsilon must be in [0, 1], got 1.2'),
+    ('launch.impala_atari57', ['--config.pbt_perturb_probability=2'],
+     'error: --config.pbt_perturb_probability must be in [0, 1], got 2.0'),
+    ('launch.reactor_atari', ['--config.policy_epsilon=0'],
+     'error: --config.policy_epsilon must be in (0, 1], got 0.0'),
+    ('launch.apex_dpg_control', ['--config.eviction_exponent=0.5'],
+     'error: --config.eviction_exponent must be <= 0, got 0.5'),
+    ('launch.reactor_atari', ['--config.v_min=nan'],
+     'error: --config.v_min must be a finite number, got nan'),
+    ('launch.reactor_atari', ['--config.sequence_period=40'],
+     'error: --config.sequence_period must be <= sequence_length=6, got 40'),
+    ('launch.apex_dqn_atari', ['--config.min_replay_size=5000'],
+     'error: --config.min_replay_size=5000 exceeds --config.replay_capacity=2000'),
+    ('launch.impala_atari', ['--config.torso=shallow', '--config.channel_multiplier=2'],
+     'error: --config.channel_multiplier widens the deep torso only'),
+    ('launch.laser_atari', ['--sweep=discount=0.99,1.5'],
+     'error: member 1 of the sweep (discount=1.5): --config.discount must be in [0, 1], got '
+     '1.5'),
     ('launch.impala_atari', ['--config.eval_protocol=impala_atari_noopp'],
      "error: --config.eval_protocol: unknown protocol 'impala_atari_noopp'"),
     ('launch.impala_atari', ['--config.eval_episodes=0'],
      "error: --config.eval_episodes must be -1 (the protocol's count) or >= 1, got 0"),
+    ('launch.apex_dqn_atari', ['--config.eval_protocol=impala_atari_noop'],
+     'error: --config.eval_protocol=impala_atari_noop is a protocol of impala (table C.1 and 4 '
+     '(experts), minimal action set), not of apex_dqn_atari on the minimal action set; use '
+     '--config.eval_protocol=apex_atari_noop'),
+    ('launch.reactor_atari', ['--config.eval_protocol=reactor_atari_human'],
+     'error: --config.eval_protocol=reactor_atari_human needs human start states, which are '
+     'not public; use the no-op protocol of the same table'),
+    ('launch.laser_atari', ['--config.action_set=full'],
+     'error: --config.action_set=full: no laser protocol plays it, so the run could not be '
+     'evaluated; use --config.action_set=minimal'),
     ('launch.impala_atari', ['--config.jit_compile=maybe'],
      "error: --config.jit_compile must be true, false or 'auto', got 'maybe'"),
     # Evaluation and comparison.
@@ -190,6 +238,34 @@ CASES = [
      "'extra'"),
     ('launch.evaluate', ['--run_dir=TMP/laser_run'],
      "error: TMP/laser_run/logs/episodes.csv has no column 'episode_return'"),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop'],
+     'error: --protocol=apex_atari_noop is a protocol of apex (table 2 (no-op starts) and 1, '
+     'minimal action set), not of impala_atari on the minimal action set; use '
+     '--protocol=impala_atari_noop'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=impala_atari_multitask_noop'],
+     'error: --protocol=impala_atari_multitask_noop is a protocol of impala (table C.1 and 4 '
+     '(multi-task), full action set), not of impala_atari on the minimal action set'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=impala_atari_nop'],
+     "error: --protocol: unknown protocol 'impala_atari_nop'"),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--episodes=0'],
+     'error: --episodes must be >= 1, got 0'),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--before_frames=100'],
+     'error: --before_frames is not read by protocol impala_atari_noop, which scores a '
+     "checkpoint's play: leave it out"),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run', '--checkpoint=TMP/laser_run/ckpt-1'],
+     'error: --checkpoint is not read by protocol laser_atari_training, which scores training '
+     'episodes (logs/episodes.csv): leave it out'),
+    ('launch.evaluate', ['--run_dir=TMP/laser_run', '--before_frames=0'],
+     'error: --before_frames must be >= 1, got 0'),
+    ('launch.evaluate', ['--run_dir=TMP/text_laser'],
+     "error: TMP/text_laser/logs/episodes.csv: line 3, column episode_return: 'n/a' is not a "
+     'finite number: repair or remove that line'),
+    ('paper_tables.compare', ['TMP/text_eval'],
+     "error: TMP/text_eval/evaluation.csv: line 2, column checkpoint_frames: '1e2.5' is not a "
+     'whole number >= 0'),
+    ('paper_tables.compare', ['TMP/text_curve'],
+     "error: TMP/text_curve/logs/episodes.csv: line 2, column frames: '-40' is not a whole "
+     'number >= 0'),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex'],
      'error: --paper apex alone: impala_atari runs are compared with --paper impala --table '
      'atari_experts'),
@@ -225,21 +301,23 @@ def _write(tmp, path, text):
         f.write(text)
 
 
-def _run_case(index, tmp_root):
-    program, args, _ = CASES[index]
-    tmp = os.path.join(tmp_root, str(index))
+def _fixtures(tmp):
+    """The files and run directories the cases name, under `tmp`."""
     os.makedirs(os.path.join(tmp, _CORRUPT))
     with open(os.path.join(tmp, _BLOCKER), 'w'):
         pass
     with open(os.path.join(tmp, _CORRUPT, 'config.json'), 'w') as f:
         f.write('{"experiment": "impala_atari", "game": ')
     for name, saved in _SAVED.items():
-        os.makedirs(os.path.join(tmp, name))
-        with open(os.path.join(tmp, name, 'config.json'), 'w') as f:
-            f.write(saved)
-    _write(tmp, 'laser_run/logs/episodes.csv', 'frames,actor,return\n100,0,1.0\n')
-    _write(tmp, 'impala_run/evaluation.csv', 'game,protocol,checkpoint_frames,episode,score\n'
-                                             'pong,impala_atari_noop,100,0,-21\n')
+        _write(tmp, f'{name}/config.json', saved)
+    for path, text in _LOGS.items():
+        _write(tmp, path, text)
+
+
+def _run_case(index, tmp_root):
+    program, args, _ = CASES[index]
+    tmp = os.path.join(tmp_root, str(index))
+    _fixtures(tmp)
     return tmp, subprocess.run(_command(program, args, tmp), cwd=ROOT, env=ENV,
                                capture_output=True, text=True, timeout=240)
 
@@ -272,3 +350,46 @@ def test_bad_input_is_one_line(index, results):
     assert len(lines) == (2 if absl_flag_error else 1), result.stderr
     assert lines[0].startswith(message), result.stderr
     assert not os.path.exists(os.path.join(tmp, 'run', 'config.json'))
+
+
+# Runs a program as `python -m` would, then says whether TensorFlow was imported.
+_IMPORTS_TENSORFLOW = ('import runpy, sys\n'
+                       'sys.argv = sys.argv[1:]\n'
+                       'try:\n'
+                       '    runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)\n'
+                       'finally:\n'
+                       '    print("tensorflow" in sys.modules)\n')
+
+
+@pytest.mark.parametrize('program, args', [
+    ('launch.impala_atari', ['--config.discount=1.5']),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop']),
+    ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9']),
+    ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex']),
+])
+def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
+    _fixtures(str(tmp_path))
+    command = _command(program, args, str(tmp_path))
+    result = subprocess.run([sys.executable, '-c', _IMPORTS_TENSORFLOW, *command[2:]], cwd=ROOT,
+                            env=ENV, capture_output=True, text=True, timeout=240)
+    assert result.stderr.startswith('error: '), result.stderr
+    assert result.stdout.strip() == 'False', result.stdout + result.stderr
+
+
+def test_a_field_added_later_is_checked_by_its_name():
+    """A field no experiment has yet gets the rule of its name's pattern, and the relations of
+    the fields it joins."""
+    added = ml_collections.ConfigDict({'num_critics': 0, 'crash_probability': 0.5,
+                                       'warmup_length': 3, 'batch_size': 8,
+                                       'replay_capacity': 4})
+    with pytest.raises(ConfigError, match=r'^--config.num_critics must be >= 1, got 0'):
+        config_checks.declared(added)
+    added.num_critics = 2
+    with pytest.raises(ConfigError, match=r'^--config.batch_size=8 is more than '
+                                          r'--config.replay_capacity=4 holds'):
+        config_checks.declared(added)
+    added.replay_capacity = 8
+    config_checks.declared(added)
+    added.crash_probability = 1.5
+    with pytest.raises(ConfigError, match=r'^--config.crash_probability must be in \[0, 1\]'):
+        config_checks.declared(added)

@@ -1,8 +1,13 @@
 """A role that fails the same way on every restart stops the run with its error in one line
 (launch/runtime.py, issue 24); a role killed from outside, or failing differently, restarts."""
+import subprocess
+import sys
+
 import pytest
 
 from launch import runtime
+from launch_processes import ENV
+from launch_processes import ROOT
 
 
 class _Process:
@@ -40,3 +45,21 @@ def test_kills_and_changing_errors_restart():
     for _ in range(5):
         runtime.restart_role(changing, 1, 'resuming')
     assert killed.starts == changing.starts == 5
+
+
+def test_a_learner_that_fails_at_every_start_stops_a_real_run(tmp_path):
+    """A file where the run's checkpoint directory must be: the launcher's checks pass (the run
+    directory is writable), replay and actors start, and the learner fails as it starts, each
+    time it is restarted."""
+    run_dir = tmp_path / 'run'
+    run_dir.mkdir()
+    (run_dir / 'checkpoints').write_text('')
+    result = subprocess.run(
+        [sys.executable, '-m', 'launch.impala_atari', '--game=pong', '--preset=tiny',
+         f'--run_dir={run_dir}'], cwd=ROOT, env=ENV, capture_output=True, text=True,
+        timeout=600)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout.count('[launcher] learner exited with code 2; restarting it') == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f'error: learner failed the same way 3 times in a row (exit code 2): error: cannot '
+        f'write to {run_dir}/checkpoints: File exists; choose a writable --run_dir')

@@ -1,7 +1,9 @@
-"""Every command README.md and docs/ show runs as shown (issue 24): each `python -m launch.<program>`
-in their shell blocks is checked as its program would run it, with DISTRL_CHECK_ONLY set (the
-input resolved and checked, nothing started); `launch.evaluate` and `paper_tables.compare`,
-which need a trained run, with --help. And --help lists the flags every program shares."""
+"""Every command README.md, docs/ and the launch programs' docstrings show runs as shown (issue
+24): each `python -m launch.<program>` in the docs' shell blocks and in the module docstrings of
+launch/*.py is checked as its program would run it, with DISTRL_CHECK_ONLY set (the input
+resolved and checked, nothing started); `launch.evaluate` and `paper_tables.compare`, which
+need a trained run, with --help. And --help lists the flags every program shares."""
+import ast
 import concurrent.futures
 import pathlib
 import re
@@ -20,17 +22,30 @@ _DOCS = ['README.md', *sorted(str(p.relative_to(ROOT)) for p in (pathlib.Path(RO
 _NO_DMLAB = 'error: DeepMind Lab is not installed'
 
 
+_PROGRAMS = sorted(str(p.relative_to(ROOT)) for p in (pathlib.Path(ROOT) / 'launch').glob('*.py'))
+
+
+def _commands(where: str, text: str) -> list[tuple[str, list[str]]]:
+    """(where, argv after `python -m`) of every line of `text` that is a command."""
+    found = []
+    for line in text.replace('\\\n', ' ').splitlines():
+        line = line.split(' #')[0].strip()
+        match = re.match(r'^(?:\S*/)?python -m ((?:launch|paper_tables)\.\S+.*)$', line)
+        if match:
+            found.append((where, shlex.split(match.group(1))))
+    return found
+
+
 def documented_commands() -> list[tuple[str, list[str]]]:
-    """(where, argv after `python -m`) of every command in the docs' ```sh blocks."""
+    """Every command in the docs' ```sh blocks and in the launch programs' docstrings."""
     found = []
     for doc in _DOCS:
         text = (pathlib.Path(ROOT) / doc).read_text()
         for block in re.findall(r'```sh\n(.*?)```', text, re.DOTALL):
-            for line in block.replace('\\\n', ' ').splitlines():
-                line = line.split(' #')[0].strip()
-                match = re.match(r'^(?:\S*/)?python -m ((?:launch|paper_tables)\.\S+.*)$', line)
-                if match:
-                    found.append((doc, shlex.split(match.group(1))))
+            found += _commands(doc, block)
+    for program in _PROGRAMS:
+        module = ast.parse((pathlib.Path(ROOT) / program).read_text())
+        found += _commands(program, ast.get_docstring(module) or '')
     return found
 
 
@@ -59,6 +74,8 @@ def results(tmp_path_factory):
 def test_the_docs_show_commands_of_every_kind():
     modules = {argv[0] for _, argv in COMMANDS}
     assert len(COMMANDS) >= 20
+    assert {where for where, _ in COMMANDS} >= {'README.md', 'launch/impala_atari.py',
+                                                'launch/laser_atari.py', 'launch/evaluate.py'}
     assert {'launch.impala_atari', 'launch.laser_atari', 'launch.evaluate',
             'paper_tables.compare', 'launch.impala_correction_study'} <= modules
 

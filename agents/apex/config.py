@@ -161,9 +161,8 @@ FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', '
 def check_dqn(config: ml_collections.ConfigDict) -> None:
     """One-line errors for Ape-X DQN settings out of range; resolves the game name."""
     config_checks.environment(settings.atari, config)
-    config_checks.in_unit_interval(config, 'epsilon', 'rmsprop_decay', 'rmsprop_momentum')
-    config_checks.positive(config, 'rmsprop_epsilon', 'max_grad_norm')
-    _check_shared(config)
+    config_checks.positive(config, 'max_grad_norm')   # unlike LASER's, 0 does not turn it off
+    config_checks.runtime(config)
 
 
 def check_dpg(config: ml_collections.ConfigDict) -> None:
@@ -173,22 +172,4 @@ def check_dpg(config: ml_collections.ConfigDict) -> None:
         control.parse_task(config.task)
     except ValueError as e:
         raise config_checks.ConfigError(str(e)) from None
-    config_checks.at_least(config, 0, 'exploration_sigma', 'reward_clip')
-    config_checks.positive(config, 'actor_gradient_clip', 'critic_max_grad_norm')
-    _check_shared(config)
-
-
-def _check_shared(config: ml_collections.ConfigDict) -> None:
-    """The checks of both Ape-X agents' runtime, replay and learning settings."""
     config_checks.runtime(config)
-    config_checks.at_least(config, 1, 'n_step', 'batch_size', 'replay_capacity',
-                           'min_replay_size', 'transition_batch_size', 'target_update_period',
-                           'prefetch_batches', 'parameter_update_frames', 'replay_readers')
-    config_checks.at_least(config, 0, 'priority_exponent', 'importance_sampling_exponent')
-    config_checks.in_unit_interval(config, 'discount')
-    config_checks.positive(config, 'learning_rate')
-    config_checks.fits(config, 'batch_size', 'replay_capacity')
-    if config.min_replay_size > config.replay_capacity:
-        raise config_checks.ConfigError(
-            f'--config.min_replay_size ({config.min_replay_size}) must not exceed '
-            f'--config.replay_capacity ({config.replay_capacity})')

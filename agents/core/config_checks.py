@@ -3,7 +3,15 @@
 Each agent's `config.py` has a `check(config)` built from these; the experiment registry
 (launch/experiments.py) runs it. A failed check raises `ConfigError`, whose message is the one
 line the user sees.
+
+`declared` checks every field against one declaration: its range (`FIELD_RULES`, by name or
+by name pattern, so that a field added later with a known pattern is checked too) and the
+relations between fields (`RELATIONS`). A field's type is its paper value's (launch/configs.py);
+a numeric field declared nowhere keeps its paper value's sign (launch/input_checks.py).
 """
+import dataclasses
+import fnmatch
+import math
 from typing import Callable
 
 import ml_collections
@@ -13,30 +21,161 @@ class ConfigError(ValueError):
     """A one-line, user-facing reason why a config cannot run."""
 
 
-def at_least(config, minimum, *fields) -> None:
-    for field in fields:
-        if not config[field] >= minimum:           # NaN included
-            raise ConfigError(f'--config.{field} must be >= {minimum}, got {config[field]}')
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """low <= value <= high (strictly where `open_low` / `open_high`); `finite`: any finite
+    number."""
+    low: float = -math.inf
+    high: float = math.inf
+    open_low: bool = False
+    open_high: bool = False
+    finite: bool = False
+
+    def holds(self, value) -> bool:        # False for NaN
+        if self.finite:
+            return math.isfinite(value)
+        low = value > self.low if self.open_low else value >= self.low
+        high = value < self.high if self.open_high else value <= self.high
+        return low and high
+
+    def __str__(self) -> str:
+        if self.finite:
+            return 'a finite number'
+        if self.high == math.inf:
+            return f'{">" if self.open_low else ">="} {self.low:g}'
+        if self.low == -math.inf:
+            return f'{"<" if self.open_high else "<="} {self.high:g}'
+        return (f'in {"(" if self.open_low else "["}{self.low:g}, {self.high:g}'
+                f'{")" if self.open_high else "]"}')
 
 
-def in_unit_interval(config, *fields) -> None:
-    for field in fields:
-        if not 0.0 <= config[field] <= 1.0:
-            raise ConfigError(f'--config.{field} must be in [0, 1], got {config[field]}')
+UNIT = Range(0, 1)
+POSITIVE = Range(0, open_low=True)
+NON_NEGATIVE = Range(0)
+COUNT = Range(1)
+FINITE = Range(finite=True)
+
+# field name, or a name pattern (fnmatch) for every field it matches -> (range, what the range
+# means). A name is looked up before the patterns, and the patterns in order.
+FIELD_RULES: dict[str, tuple[Range, str]] = {
+    'discount': (UNIT, "the chance the return goes on at each step"),
+    'rmsprop_decay': (UNIT, "a moving average's decay"),
+    'rmsprop_momentum': (UNIT, "a moving average's decay"),
+    'adam_beta1': (UNIT, "a moving average's decay"),
+    'adam_beta2': (UNIT, "a moving average's decay"),
+    'replay_proportion': (Range(0, 1, open_high=True),
+                          'the online queue needs a part of every batch'),
+    'epsilon': (UNIT, 'the probability of a random action'),
+    'replay_epsilon': (UNIT, 'the weight of uniform sampling in the replay'),
+    'policy_epsilon': (Range(0, 1, open_low=True), 'the weight of the uniform policy mixed in'),
+    'rmsprop_epsilon': (POSITIVE, "an offset of the optimizer's denominator"),
+    'adam_epsilon': (POSITIVE, "an offset of the optimizer's denominator"),
+    'learning_rate': (POSITIVE, 'a step size'),
+    'trust_region_threshold': (POSITIVE, 'the largest KL divergence kept'),
+    'acting_steps_per_learning_step': (POSITIVE, 'the pace of actors against the learner'),
+    'actor_gradient_clip': (POSITIVE, 'a clipping bound'),
+    'critic_max_grad_norm': (POSITIVE, 'a clipping bound'),
+    'max_grad_norm': (NON_NEGATIVE, 'a clipping bound; 0: no clipping'),
+    'entropy_cost': (NON_NEGATIVE, 'a loss weight; 0: the term left out'),
+    'baseline_cost': (NON_NEGATIVE, 'a loss weight; 0: the term left out'),
+    'priority_exponent': (NON_NEGATIVE, 'an exponent of priorities; 0: uniform'),
+    'importance_sampling_exponent': (NON_NEGATIVE, 'an exponent of weights; 0: no correction'),
+    'eviction_exponent': (Range(high=0), 'eviction samples low priorities first; 0: uniform'),
+    'exploration_sigma': (NON_NEGATIVE, 'a noise scale; 0: greedy actors'),
+    'reward_clip': (NON_NEGATIVE, 'a clipping bound; 0: no clipping'),
+    'v_min': (FINITE, 'an end of the return distribution\'s support'),
+    'v_max': (FINITE, 'an end of the return distribution\'s support'),
+    'num_atoms': (Range(2), 'a distribution needs two atoms'),
+    'sequence_length': (Range(2), 'a sequence learns from a step and its successor'),
+    'instruction_vocabulary': (Range(2), 'words beside padding'),
+    'beta_loo_truncation': (Range(1), 'a truncation of the importance weight at 1 or above'),
+    'pbt_population': (NON_NEGATIVE, 'members; 0: no population-based training'),
+    'pbt_perturb_factor': (Range(1), 'a factor up (and its inverse down)'),
+    'pbt_burn_in_frames': (NON_NEGATIVE, 'frames before the first comparison'),
+    'pbt_fitness_episodes': (COUNT, 'the games a fitness is measured on'),
+    'pbt_copy_threshold': (FINITE, 'a score difference; < 0 copies from worse members too'),
+    '*_probability': (UNIT, 'a probability'),
+    '*_lambda': (UNIT, 'a trace coefficient'),
+    'num_*': (COUNT, 'a number of processes or parts'),
+    '*_size': (COUNT, 'a size'),
+    '*_length': (COUNT, 'a length in steps'),
+    '*_period': (COUNT, 'a period in steps'),
+    '*_capacity*': (COUNT, 'a capacity'),
+    'total_frames': (COUNT, 'the run\'s budget'),
+    'max_nonfinite_updates': (COUNT, 'updates skipped before the run stops'),
+    'envs_per_actor': (COUNT, 'environments'),
+    'channel_multiplier': (COUNT, 'a width factor'),
+    'action_repeat': (COUNT, 'steps of each action'),
+    'frame_stack': (COUNT, 'frames'),
+    'width': (COUNT, 'pixels'),
+    'height': (COUNT, 'pixels'),
+    'n_step': (COUNT, 'steps of the return'),
+    'prefetch_batches': (COUNT, 'batches'),
+    'parameter_update_frames': (COUNT, 'frames between parameter fetches'),
+    'replay_readers': (COUNT, 'readers'),
+    'replay_slack': (COUNT, 'items'),
+    'rate_limiter_tolerance': (COUNT, 'items'),
+}
+
+
+def rule(field: str) -> tuple[Range, str] | None:
+    """The declared (range, meaning) of `field`: by its name, else by the first pattern that
+    matches it; None if none does."""
+    if field in FIELD_RULES:
+        return FIELD_RULES[field]
+    return next((found for pattern, found in FIELD_RULES.items()
+                 if fnmatch.fnmatchcase(field, pattern)), None)
+
+
+# (the fields, whether `config` keeps the relation, the line when it does not), checked where
+# the config has all the fields.
+RELATIONS = (
+    (('v_min', 'v_max'), lambda c: c.v_min < c.v_max,
+     lambda c: f'--config.v_min must be below --config.v_max, got v_min={c.v_min}, '
+               f'v_max={c.v_max}'),
+    (('batch_size', 'replay_capacity'), lambda c: c.batch_size <= c.replay_capacity,
+     lambda c: f'--config.batch_size={c.batch_size} is more than --config.replay_capacity='
+               f'{c.replay_capacity} holds: lower the batch or raise the capacity'),
+    (('min_replay_size', 'replay_capacity'), lambda c: c.min_replay_size <= c.replay_capacity,
+     lambda c: f'--config.min_replay_size={c.min_replay_size} exceeds --config.replay_capacity='
+               f'{c.replay_capacity}: learning would never start; lower it'),
+    (('sequence_period', 'sequence_length'), lambda c: c.sequence_period <= c.sequence_length,
+     lambda c: f'--config.sequence_period must be <= sequence_length={c.sequence_length}, got '
+               f'{c.sequence_period}'),
+    (('torso', 'channel_multiplier'), lambda c: c.torso == 'deep' or c.channel_multiplier == 1,
+     lambda c: '--config.channel_multiplier widens the deep torso only: use --config.torso=deep, '
+               'or channel_multiplier=1'),
+    # Batches take round(proportion x batch) from replay, the rest from the online queue.
+    (('replay_proportion', 'batch_size'), lambda c: not c.replay_proportion or (
+        1 <= round(c.replay_proportion * c.batch_size) < c.batch_size),
+     lambda c: f'--config.replay_proportion={c.replay_proportion} of --config.batch_size='
+               f'{c.batch_size} is {c.replay_proportion * c.batch_size:g} trajectories: each '
+               f'batch needs at least one replayed and one online trajectory (batches take '
+               f'round(proportion x batch) from replay)'),
+)
+
+
+def declared(config: ml_collections.ConfigDict) -> None:
+    """Every numeric field of `config` in its declared range (`FIELD_RULES`), then every
+    relation (`RELATIONS`) among the fields it has."""
+    for field, value in config.items():
+        found = rule(field)
+        if found and is_number(value) and not found[0].holds(value):
+            raise ConfigError(f'--config.{field} must be {found[0]}, got {value} '
+                              f'({found[1]})')
+    for fields, holds, line in RELATIONS:
+        if all(field in config for field in fields) and not holds(config):
+            raise ConfigError(line(config))
+
+
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def positive(config, *fields) -> None:
     for field in fields:
         if not config[field] > 0:
             raise ConfigError(f'--config.{field} must be > 0, got {config[field]}')
-
-
-def fits(config, batch_field, capacity_field) -> None:
-    """A batch drawn from replay cannot be larger than what the replay holds."""
-    if config[batch_field] > config[capacity_field]:
-        raise ConfigError(f'--config.{batch_field}={config[batch_field]} is more than '
-                          f'--config.{capacity_field}={config[capacity_field]} holds: lower the '
-                          f'batch or raise the capacity')
 
 
 def one_of(config, field, choices) -> None:
@@ -46,9 +185,9 @@ def one_of(config, field, choices) -> None:
 
 
 def runtime(config: ml_collections.ConfigDict) -> None:
-    """What every experiment's runtime section shares: learners, actors, XLA."""
-    at_least(config, 1, 'num_learners', 'num_actors', 'envs_per_actor', 'total_frames',
-             'max_nonfinite_updates')
+    """What every experiment's runtime section shares (learners, actors, XLA), and every
+    field's declared range and relations (`declared`)."""
+    declared(config)
     if jit_setting(config.jit_compile) is None:
         raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
                           f"got {config.jit_compile!r}")

@@ -13,7 +13,6 @@ from typing import Mapping, Sequence
 import ml_collections
 import numpy as np
 
-from agents.core import config_checks
 from agents.core.config_checks import ConfigError
 
 
@@ -77,13 +76,7 @@ def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
         raise ConfigError(f'--config.num_learners={config.num_learners} differs from '
                           f'--config.pbt_population={population}: the members are the run\'s '
                           f'learners, so leave num_learners out')
-    config.num_learners = population
-    config_checks.at_least(config, 0, 'pbt_burn_in_frames')
-    if not np.isfinite(config.pbt_copy_threshold):
-        raise ConfigError(f'--config.pbt_copy_threshold must be a finite number, got '
-                          f'{config.pbt_copy_threshold}')
-    config_checks.at_least(config, 1, 'pbt_fitness_episodes', 'pbt_perturb_factor')
-    config_checks.in_unit_interval(config, 'pbt_perturb_probability')
+    config.num_learners = population   # the pbt_ fields' ranges: config_checks.declared
     for name in adapted(config):
         if name not in adaptable:
             raise ConfigError(f'--config.pbt_adapted names {name!r}, which this agent cannot '

@@ -9,6 +9,7 @@ from agents.core import config_checks
 from agents.core import runtime_config
 from agents.core import population
 from agents.core import sweeps
+from agents.ops import choices
 from environments import settings
 
 
@@ -130,10 +131,8 @@ def check(config: ml_collections.ConfigDict) -> None:
 def _check_learning(config: ml_collections.ConfigDict) -> None:
     """The checks of every IMPALA experiment's runtime and learner settings."""
     config_checks.runtime(config)
-    config_checks.at_least(config, 1, 'replay_capacity')
-    from agents.ops import off_policy, rewards  # pylint: disable=import-outside-toplevel
-    config_checks.one_of(config, 'off_policy_correction', off_policy.CORRECTIONS)
-    config_checks.one_of(config, 'reward_clipping', rewards.CLIPPINGS)
+    config_checks.one_of(config, 'off_policy_correction', choices.CORRECTIONS)
+    config_checks.one_of(config, 'reward_clipping', choices.CLIPPINGS)
     check_unroll_learning(config, config.replay_capacity, 'replay_capacity')
     population.check(config, ADAPTABLE)
 
@@ -388,8 +387,6 @@ def _check_dmlab(config: ml_collections.ConfigDict) -> None:
     """The checks of every DeepMind Lab experiment after its levels': settings, learning, and
     last a missing `deepmind_lab` (how to build it)."""
     from environments import dmlab  # pylint: disable=import-outside-toplevel
-    config_checks.at_least(config, 1, 'action_repeat', 'width', 'height', 'instruction_length')
-    config_checks.at_least(config, 2, 'instruction_vocabulary')
     config_checks.one_of(config, 'renderer', ('software', 'hardware'))
     config_checks.one_of(config, 'core', ('lstm',))    # figure 3: the DMLab net has its LSTM
     _check_learning(config)
@@ -412,29 +409,10 @@ def check_unroll_learning(config: ml_collections.ConfigDict, replay_capacity: in
                           capacity_field: str) -> None:
     """The settings of an agent learning from unrolls (IMPALA, and LASER built on it), whose
     replay holds `replay_capacity` unrolls as `--config.<capacity_field>` sets it."""
-    checks = config_checks
-    checks.at_least(config, 1, 'unroll_length', 'batch_size', 'queue_size', 'channel_multiplier')
-    checks.at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
-    checks.in_unit_interval(config, 'discount', 'rmsprop_decay', 'rmsprop_momentum',
-                            'vtrace_lambda')
-    checks.positive(config, 'learning_rate', 'rmsprop_epsilon')
-    checks.one_of(config, 'torso', ('shallow', 'deep'))
-    checks.one_of(config, 'core', ('feed_forward', 'lstm'))
-    if config.torso == 'shallow' and config.channel_multiplier != 1:
-        raise checks.ConfigError('--config.channel_multiplier widens the deep torso only: use '
-                                 '--config.torso=deep, or channel_multiplier=1')
-    proportion = config.replay_proportion
-    if not 0.0 <= proportion < 1.0:
-        raise checks.ConfigError(f'--config.replay_proportion must be in [0, 1) (the online '
-                                 f'queue needs a part of every batch), got {proportion}')
-    replayed = replay_batch_size(config)
-    if proportion and not 1 <= replayed < config.batch_size:
-        raise checks.ConfigError(
-            f'--config.replay_proportion={proportion} of --config.batch_size='
-            f'{config.batch_size} is {proportion * config.batch_size:g} trajectories: each '
-            f'batch needs at least one replayed and one online trajectory (batches take '
-            f'round(proportion x batch) from replay)')
-    if proportion and replay_capacity < replayed:
-        raise checks.ConfigError(
+    config_checks.one_of(config, 'torso', ('shallow', 'deep'))
+    config_checks.one_of(config, 'core', ('feed_forward', 'lstm'))
+    replayed = replay_batch_size(config)   # its range and batch share: config_checks.declared
+    if config.replay_proportion and replay_capacity < replayed:
+        raise config_checks.ConfigError(
             f'--config.{capacity_field}={config[capacity_field]} holds {replay_capacity} '
             f'trajectories, fewer than one replay batch ({replayed})')

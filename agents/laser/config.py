@@ -167,7 +167,5 @@ def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for LASER settings out of range; resolves the game name."""
     config_checks.environment(settings.atari, config)
     config_checks.runtime(config)
-    config_checks.at_least(config, 1, 'unroll_length', 'replay_capacity_observations')
-    config_checks.positive(config, 'trust_region_threshold')
     impala_config.check_unroll_learning(config, replay_capacity(config),
                                         'replay_capacity_observations')

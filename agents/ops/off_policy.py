@@ -21,15 +21,8 @@ v_s = V(x_s), advantage 0, and the step before it bootstraps from its value, as 
 import tensorflow as tf
 
 from agents.ops import vtrace
-
-VTRACE = 'vtrace'
-ONE_STEP_IS = 'one_step_is'
-EPSILON = 'epsilon'
-NONE = 'none'
-# Table 2's rows, in its order.
-CORRECTIONS = (VTRACE, ONE_STEP_IS, EPSILON, NONE)
-LABELS = {VTRACE: 'V-trace', ONE_STEP_IS: '1-Step', EPSILON: 'epsilon-correction',
-          NONE: 'No-correction'}
+# The corrections' names, table 2's rows in its order (declared without TensorFlow).
+from agents.ops.choices import CORRECTIONS, EPSILON, LABELS, NONE, ONE_STEP_IS, VTRACE  # noqa: F401
 
 # Sec. 5.2.2: "epsilon = 1e-6".
 LOG_PI_EPSILON = 1e-6

@@ -4,9 +4,8 @@ The environment returns raw game scores; the loss sees them transformed (agents/
 """
 import tensorflow as tf
 
-SYMMETRIC = 'symmetric'
-OPTIMISTIC_ASYMMETRIC = 'optimistic_asymmetric'
-CLIPPINGS = (SYMMETRIC, OPTIMISTIC_ASYMMETRIC)
+# The clippings' names (declared without TensorFlow).
+from agents.ops.choices import CLIPPINGS, OPTIMISTIC_ASYMMETRIC, SYMMETRIC  # noqa: F401
 
 
 def symmetric_clip(rewards, bound):

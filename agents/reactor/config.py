@@ -122,26 +122,3 @@ def check(config: ml_collections.ConfigDict) -> None:
         raise config_checks.ConfigError(
             f'--config.num_learners must be 1 (Reactor runs no sweeps), got '
             f'{config.num_learners}')
-    config_checks.at_least(config, 2, 'sequence_length', 'num_atoms')
-    config_checks.at_least(config, 1, 'sequence_period', 'batch_size', 'target_update_period',
-                           'replay_capacity', 'replay_slack', 'min_replay_size',
-                           'rate_limiter_tolerance')
-    config_checks.at_least(config, 0, 'entropy_cost')
-    config_checks.positive(config, 'learning_rate', 'adam_epsilon',
-                           'acting_steps_per_learning_step', 'policy_epsilon')
-    config_checks.in_unit_interval(config, 'discount', 'retrace_lambda', 'replay_epsilon',
-                                   'adam_beta1', 'adam_beta2', 'policy_epsilon')
-    config_checks.at_least(config, 1, 'beta_loo_truncation')
-    if not config.v_min < config.v_max:
-        raise config_checks.ConfigError(
-            f'--config.v_min must be below --config.v_max, got v_min={config.v_min}, '
-            f'v_max={config.v_max}')
-    if config.sequence_period > config.sequence_length:
-        raise config_checks.ConfigError(
-            f'--config.sequence_period must be <= sequence_length={config.sequence_length}, '
-            f'got {config.sequence_period}')
-    config_checks.fits(config, 'batch_size', 'replay_capacity')
-    if config.min_replay_size > config.replay_capacity:
-        raise config_checks.ConfigError(
-            f'--config.min_replay_size={config.min_replay_size} exceeds '
-            f'--config.replay_capacity={config.replay_capacity}')
