@@ -134,7 +134,7 @@ ROWS = {row.name: row for row in (
     # impala_breakout with one change: the learning rate annealed over table G.1's 200M frames
     # (as the paper, and as RLlib over 20M) instead of over the row's 10M, stopped at 10M.
     Row('impala_breakout_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
-        'launch.impala_atari', ('--game=breakout', '--preset=quick'), marks=_BREAKOUT_MARKS,
+        *_atari('launch.impala_atari', 'breakout', 'quick', 200 * M), marks=_BREAKOUT_MARKS,
         target=Target(10 * M, 70.0), stop_frames=10 * M,
         published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
                    Published(5 * M, 26, 'RLlib IMPALA Breakout'),
