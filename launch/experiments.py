@@ -1,6 +1,7 @@
 """The experiment registry: every paper experiment by name, with its paper config, presets,
 checks and builder. Launch programs, evaluation and the runtime look experiments up here; a new
-experiment is one entry (docs/architecture.md, "Where a new agent plugs in").
+experiment is one entry (docs/architecture.md, "Where a new agent plugs in"), in `REGISTRY` or,
+for an agent outside this repository, added by its launch program with `register`.
 """
 import dataclasses
 import importlib
@@ -77,13 +78,23 @@ REGISTRY = {
                           fixed_on_resume='DMLAB_FIXED_ON_RESUME', sweeps='SWEEPS'),
 }
 
-NAMES = tuple(REGISTRY)
+NAMES = tuple(REGISTRY)     # this repository's experiments
+
+
+def register(name: str, entry: Entry) -> None:
+    """Adds the experiment `name`: how an agent outside this repository plugs in. Its launch
+    program calls this when imported, so that every role the launcher starts from it
+    (`python -m <program> --role=...`) has the entry; a one-line ConfigError for a name
+    already taken."""
+    if name in REGISTRY:
+        raise ConfigError(f'experiment {name!r} is already registered; choose another name')
+    REGISTRY[name] = entry
 
 
 def get(name: str) -> Experiment:
     """The experiment called `name`; a one-line ConfigError for an unknown one."""
     if name not in REGISTRY:
-        raise ConfigError(f'unknown experiment {name!r}; known: {", ".join(NAMES)}')
+        raise ConfigError(f'unknown experiment {name!r}; known: {", ".join(REGISTRY)}')
     entry = REGISTRY[name]
     config = importlib.import_module(entry.config_module)
     return Experiment(

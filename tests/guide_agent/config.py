@@ -1,0 +1,77 @@
+"""Step 2 of docs/architecture.md's "Where a new agent plugs in": the config of the guide's
+agent, one-step actor-critic (Sutton and Barto, 2018, sec. 13.5) on one Atari game.
+
+The algorithm's paper states no Atari settings: the environment is IMPALA's Atari setup
+(IMPALA table G.1, as `environments/atari.py` implements it), and the learner's values are
+"not stated", chosen to be those of IMPALA's experts where the two agents share a term.
+"""
+import ml_collections
+
+from agents.core import config_checks
+from agents.core import runtime_config
+from environments import settings
+
+
+def atari() -> ml_collections.ConfigDict:
+    """One-step actor-critic on one Atari game (Sutton and Barto, 2018, sec. 13.5)."""
+    c = ml_collections.ConfigDict()
+    c.experiment = 'guide_actor_critic_atari'
+    c.game = 'pong'
+    c.seed = 0
+
+    # Environment: IMPALA table G.1 (not stated for this algorithm).
+    c.action_set = 'minimal'
+    c.action_repeat = 4
+    c.max_pool_frames = 2
+    c.frame_stack = 4
+    c.screen_size = 84
+    c.life_loss_ends_episode = True
+    c.noop_max = 30
+    c.max_episode_frames = 108_000
+    c.reward_clip = 1.0              # not stated; rewards clipped to [-1, 1] in the loss
+
+    # Learner: sec. 13.5 learns from one transition at a time; batches of them, the
+    # optimizer and every value below are not stated.
+    c.unroll_length = 1              # one learnt step per item: (o_t, a_t, r, d) and o_{t+1}
+    c.batch_size = 32
+    c.discount = 0.99
+    c.baseline_cost = 0.5
+    c.entropy_cost = 0.01
+    c.learning_rate = 6e-4
+    c.rmsprop_decay = 0.99
+    c.rmsprop_epsilon = 0.01
+    c.max_grad_norm = 40.0
+    c.total_frames = 50_000_000
+
+    # Runtime: how this machine runs it (agents/core/runtime_config.py).
+    runtime_config.add(c, eval_protocol='impala_atari_noop')
+    c.queue_size = 64                # transitions buffered between actors and learner
+    return c
+
+
+def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests."""
+    c = ml_collections.ConfigDict(c.to_dict())
+    c.total_frames = 4_000
+    c.batch_size = 8
+    runtime_config.tiny(c)
+    c.queue_size = 16
+    c.max_episode_frames = 2_000
+    return c
+
+
+PRESETS = {'paper': lambda c: c, 'tiny': tiny}
+
+# What the checkpoints of a run hold a network for.
+FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_learners')
+
+
+def check(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for settings out of range; resolves the game name."""
+    config_checks.environment(settings.atari, config)
+    config_checks.runtime(config)
+    config_checks.at_least(config, 1, 'batch_size', 'queue_size')
+    config_checks.one_of(config, 'unroll_length', (1,))
+    config_checks.at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
+    config_checks.in_unit_interval(config, 'discount', 'rmsprop_decay')
+    config_checks.positive(config, 'learning_rate', 'rmsprop_epsilon')
