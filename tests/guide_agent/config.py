@@ -69,9 +69,5 @@ FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_lear
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for settings out of range; resolves the game name."""
     config_checks.environment(settings.atari, config)
-    config_checks.runtime(config)
-    config_checks.at_least(config, 1, 'batch_size', 'queue_size')
+    config_checks.runtime(config)     # every field's declared range (batch, costs, rates...)
     config_checks.one_of(config, 'unroll_length', (1,))
-    config_checks.at_least(config, 0, 'entropy_cost', 'baseline_cost', 'max_grad_norm')
-    config_checks.in_unit_interval(config, 'discount', 'rmsprop_decay')
-    config_checks.positive(config, 'learning_rate', 'rmsprop_epsilon')
