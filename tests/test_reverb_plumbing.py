@@ -5,7 +5,7 @@ import reverb
 import tensorflow as tf
 
 from agents.core import adders
-from agents.core import learner
+from agents.core import episode_log
 from agents.core import steps
 from agents.core import variables
 from reverb_tables import tables
@@ -76,7 +76,7 @@ def test_variables_of_another_network_are_refused(server):
 
 def test_episode_stats_are_drained_once(server):
     client = reverb.Client(f'localhost:{server.port}')
-    reader = learner.EpisodeStatsReader(client)
+    reader = episode_log.EpisodeStatsReader(client)
     assert reader.drain() == []
     for actor, score in [(0, 21.0), (1, -3.0)]:
         client.insert({'actor': np.int32(actor), 'env': np.int32(0),

@@ -20,10 +20,14 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import actor as actor_lib
+from agents.core import checkpointer
 from agents.core import config_checks
+from agents.core import episode_log
 from agents.core import learning
 from agents.core import learner as learner_lib
+from agents.core import logging as run_logging
 from agents.core import pbt
+from agents.core import pbt_hook
 from agents.core import variables
 from reverb_tables import tables
 
@@ -131,8 +135,8 @@ class Builder(abc.ABC):
 
     def replay_checkpoint(self, client: reverb.Client, learner_id: int
                           ) -> Callable[[], Any] | None:
-        """Learner(on_checkpoint=...): with `replay_checkpointing`, the server checkpoints its
-        tables after each learner checkpoint; one learner does it for all (a sweep's shared
+        """Checkpointer(on_checkpoint=...): with `replay_checkpointing`, the server checkpoints
+        its tables after each learner checkpoint; one learner does it for all (a sweep's shared
         replay is checkpointed once)."""
         return client.checkpoint if self.replay_checkpointing and learner_id == 0 else None
 
@@ -184,18 +188,26 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
     state = builder.learning_state()
     client = reverb.Client(replay_address)
     dirs = [learner_dir(run_dir, i, c.num_learners) for i in range(c.num_learners)]
+    iterator = builder.dataset(replay_address, learner_id)
+    after_update = builder.replay_feedback(client, state, learner_id)
+    on_checkpoint = builder.replay_checkpoint(client, learner_id)
+    member = pbt.member(c, run_dir, dirs, learner_id, fitness)
+    pusher = variables.VariablePusher(client, state.network.trainable_variables,
+                                      table=tables.private(tables.VARIABLES, learner_id))
+    checkpoints = checkpointer.Checkpointer(state, dirs[learner_id], name, on_checkpoint)
+    logs = os.path.join(dirs[learner_id], 'logs')
+    tensorboard = run_logging.TensorBoardLogger(os.path.join(logs, 'tensorboard'))
+    games = episode_log.EpisodeLog(
+        episode_log.EpisodeStatsReader(
+            client, tables.private(tables.EPISODE_STATS, learner_id)), logs, tensorboard,
+        (lambda game: game_task(builder, game)) if builder.environments.tasks() else None)
     return learner_lib.Learner(
-        state=state, iterator=builder.dataset(replay_address, learner_id), client=client,
-        run_dir=dirs[learner_id], total_frames=c.total_frames,
-        checkpoint_interval_s=c.checkpoint_interval_s, log_interval_s=c.log_interval_s,
-        variables_table=tables.private(tables.VARIABLES, learner_id),
-        episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
-        after_update=builder.replay_feedback(client, state, learner_id),
-        on_checkpoint=builder.replay_checkpoint(client, learner_id), name=name,
-        max_nonfinite_updates=c.max_nonfinite_updates,
-        population=pbt.member(c, run_dir, dirs, learner_id, fitness),
-        task_of=((lambda game: game_task(builder, game))
-                 if builder.environments.tasks() else None))
+        state=state, iterator=iterator, pusher=pusher, checkpointer=checkpoints,
+        episode_log=games, tensorboard=tensorboard, logs_dir=logs,
+        schedule=learner_lib.Schedule(c.total_frames, c.checkpoint_interval_s,
+                                      c.log_interval_s, c.max_nonfinite_updates),
+        name=name, after_update=after_update,
+        hook=member and pbt_hook.PopulationHook(member, state, checkpoints, pusher, name))
 
 
 def assigned_task(tasks: Sequence[str], envs_per_actor: int, actor_id: int, env: int) -> str:

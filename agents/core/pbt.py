@@ -26,9 +26,10 @@ The population's settings, checks and table D.1 starting values: agents/core/pop
 Members share nothing but the run directory, so roles may run on any machines: a member
 publishes its fitness in RUN_DIR/pbt/member_<i>.json (replaced whole), reads the others' there
 and copies a donor's checkpoint from the donor's learner directory. Files go through
-tf.io.gfile, so a gs:// run directory works. Its learner calls `Member.observe` after each log
-(agents/core/learner.py); a member's current hyperparameters are also written into its
-learner directory's config.json.
+tf.io.gfile, so a gs:// run directory works. Its learner's hook (agents/core/pbt_hook.py) calls
+`Member.start` after the restore and `Member.observe` after each log, and is what the member
+acts on; a member's current hyperparameters are also written into its learner directory's
+config.json.
 """
 import collections
 import csv
@@ -52,7 +53,7 @@ Fitness = Callable[[Sequence[Mapping]], float]
 
 
 class LearnerHandle(Protocol):
-    """What a member needs of its learner (agents/core/learner.Learner)."""
+    """What a member needs of its learner (agents/core/pbt_hook.PopulationHook)."""
     hyperparameters: Mapping[str, tf.Variable]
 
     def copy_from(self, checkpoint: str) -> int:
@@ -63,8 +64,8 @@ class LearnerHandle(Protocol):
 
 
 class Member:
-    """One member of the population, run by its learner (`start`, then `observe` after each
-    log). `member_dirs` are the learners' directories, `fitness` the fitness of a window of
+    """One member of the population, run by its learner's hook (`start`, then `observe` after
+    each log). `member_dirs` are the learners' directories, `fitness` the fitness of a window of
     finished games."""
 
     def __init__(self, config: ml_collections.ConfigDict, run_dir: str,

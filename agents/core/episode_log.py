@@ -1,0 +1,65 @@
+"""A learner's episode log: the finished games its actors report, drained from their table
+into logs/episodes.csv and TensorBoard's return curves."""
+import os
+import time
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import reverb
+
+from agents.core import logging as run_logging
+from reverb_tables import tables
+
+
+class EpisodeStatsReader:
+    """Drains the finished-game statistics that actors insert into their queue table."""
+
+    def __init__(self, client: reverb.Client, table: str = tables.EPISODE_STATS):
+        self._client = client
+        self._table = table
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The games finished since the last call; none while the replay server is down."""
+        try:
+            size = self._client.server_info(timeout=5)[self._table].current_size
+        except (RuntimeError, reverb.errors.ReverbError):
+            return []
+        if not size:
+            return []
+        samples = self._client.sample(self._table, size, emit_timesteps=False,
+                                      unpack_as_table_signature=True)
+        return [{k: v[0].item() for k, v in sample.data.items()} for sample in samples]
+
+
+class EpisodeLog:
+    """Writes finished games to `logs_dir`/episodes.csv and their returns to `tensorboard`.
+    With `task_of` (a multi-task agent: finished game -> its task), episodes.csv has a `task`
+    column and TensorBoard a return curve per task (`actor/episode_return/<task>`)."""
+
+    def __init__(self, reader: EpisodeStatsReader, logs_dir: str,
+                 tensorboard: run_logging.TensorBoardLogger,
+                 task_of: Callable[[Mapping[str, Any]], str] | None = None):
+        self._reader = reader
+        self._csv = run_logging.CsvLogger(os.path.join(logs_dir, 'episodes.csv'))
+        self._tensorboard = tensorboard
+        self._task_of = task_of
+
+    def drain(self) -> list[dict[str, Any]]:
+        """The games finished since the last call."""
+        return self._reader.drain()
+
+    def write(self, games: list[Mapping[str, Any]], frames: int) -> None:
+        """Logs `games` at the learner's `frames`."""
+        for game in games:
+            task = {'task': self._task_of(game)} if self._task_of else {}
+            self._csv.write({
+                'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
+                'env': game['env'], **task, 'episode_return': game['episode_return'],
+                'episode_frames': game['episode_frames']})
+        if games:
+            curves = {'actor/episode_return': np.mean([g['episode_return'] for g in games])}
+            if self._task_of:
+                by_task = run_logging.returns_by_task(games, self._task_of)
+                curves.update({f'actor/episode_return/{task}': np.mean(task_returns)
+                               for task, task_returns in by_task.items()})
+            self._tensorboard.write(curves, frames)
