@@ -17,14 +17,13 @@ def actor_epsilons(num_actors: int, epsilon: float, alpha: float) -> np.ndarray:
     return epsilon ** (1.0 + alpha * i / (num_actors - 1))
 
 
-class EpsilonGreedyPolicy:
-    """Ape-X DQN acting: environment k acts epsilon_k-greedily on the dueling network's Q."""
+class _FeedForwardPolicy:
+    """What both Ape-X policies share: a feed-forward network, its variables and a seeded
+    random generator for exploration."""
 
-    def __init__(self, network: snt.Module, epsilons: np.ndarray, seed: int | None = None):
+    def __init__(self, network: snt.Module, seed: int | None):
         self._network = network
-        self._epsilons = np.asarray(epsilons)
         self._rng = np.random.default_rng(seed)
-        self._q = tf.function(network)
 
     @property
     def variables(self):
@@ -33,6 +32,15 @@ class EpsilonGreedyPolicy:
     def initial_state(self, num_envs: int):
         del num_envs   # feed-forward
         return ()
+
+
+class EpsilonGreedyPolicy(_FeedForwardPolicy):
+    """Ape-X DQN acting: environment k acts epsilon_k-greedily on the dueling network's Q."""
+
+    def __init__(self, network: snt.Module, epsilons: np.ndarray, seed: int | None = None):
+        super().__init__(network, seed)
+        self._epsilons = np.asarray(epsilons)
+        self._q = tf.function(network)
 
     def select_actions(self, inputs, state):
         q = self._q(inputs.observation).numpy()
@@ -43,28 +51,19 @@ class EpsilonGreedyPolicy:
                          'bootstrap_value': q.max(axis=1)}, state
 
 
-class GaussianNoisePolicy:
+class GaussianNoisePolicy(_FeedForwardPolicy):
     """Ape-X DPG acting: pi(o) + N(0, sigma^2) per action dimension, clipped to the bounds
     (appendix D); sigma = 0 is the noiseless policy used for evaluation."""
 
     def __init__(self, network: snt.Module, sigma: float, minimum: np.ndarray,
                  maximum: np.ndarray, seed: int | None = None):
-        self._network = network
+        super().__init__(network, seed)
         self._sigma = sigma
         self._minimum = np.asarray(minimum, np.float32)
         self._maximum = np.asarray(maximum, np.float32)
-        self._rng = np.random.default_rng(seed)
         self._policy = tf.function(network.policy)
         self._values = tf.function(lambda o, a, pi: (network.critic(o, a),
                                                      network.critic(o, pi)))
-
-    @property
-    def variables(self):
-        return self._network.trainable_variables
-
-    def initial_state(self, num_envs: int):
-        del num_envs   # feed-forward
-        return ()
 
     def select_actions(self, inputs, state):
         observations = inputs.observation.astype(np.float32)

@@ -20,15 +20,24 @@ def _weights(info, beta):
     return tf.cast(replay.importance_weights(info.probability, beta), tf.float32)
 
 
-class ApexDQNLearning(learning.TargetNetworkLearning):
+class _ApexLearning(learning.TargetNetworkLearning):
+    """What both Ape-X learnings share: a target copy every `target_update_period` updates,
+    and the config their updates read."""
+
+    def __init__(self, network: snt.Module, target_network: snt.Module,
+                 config: ml_collections.ConfigDict, jit_compile: bool, name: str):
+        super().__init__(network, target_network,
+                         target_update_period=config.target_update_period,
+                         jit_compile=jit_compile, name=name)
+        self._config = config
+
+
+class ApexDQNLearning(_ApexLearning):
     """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(network, target_network,
-                         target_update_period=config.target_update_period,
-                         jit_compile=jit_compile, name='apex_dqn_learning')
-        self._config = config
+        super().__init__(network, target_network, config, jit_compile, 'apex_dqn_learning')
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=config.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
@@ -59,15 +68,12 @@ class ApexDQNLearning(learning.TargetNetworkLearning):
                 'priorities': replay.priorities_from_td_errors(td_errors)}
 
 
-class ApexDPGLearning(learning.TargetNetworkLearning):
+class ApexDPGLearning(_ApexLearning):
     """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool):
-        super().__init__(network, target_network,
-                         target_update_period=config.target_update_period,
-                         jit_compile=jit_compile, name='apex_dpg_learning')
-        self._config = config
+        super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
         self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
 

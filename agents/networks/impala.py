@@ -19,10 +19,19 @@ def frames_to_float(observation):
 class Torso(snt.Module):
     """What figure 3's two torsos share: their convolutions end in a Linear 256."""
 
+    def __init__(self, name):
+        super().__init__(name=name)
+        self._flatten = snt.Flatten()
+        self._linear = snt.Linear(256)
+
     @property
     def linear(self):
         """The final Linear 256."""
         return self._linear
+
+    def _head(self, x):
+        """The convolutions' output x -> ReLU(Linear 256(x)), flattened."""
+        return tf.nn.relu(self._linear(self._flatten(x)))
 
 
 class ShallowTorso(Torso):
@@ -32,8 +41,6 @@ class ShallowTorso(Torso):
         super().__init__(name=name)
         self._convs = [snt.Conv2D(16, 8, stride=4, padding='VALID'),
                        snt.Conv2D(32, 4, stride=2, padding='VALID')]
-        self._flatten = snt.Flatten()
-        self._linear = snt.Linear(256)
 
     @property
     def convs(self):
@@ -44,7 +51,7 @@ class ShallowTorso(Torso):
         x = frames_to_float(observation)
         for conv in self._convs:
             x = tf.nn.relu(conv(x))
-        return tf.nn.relu(self._linear(self._flatten(x)))
+        return self._head(x)
 
 
 class DeepTorso(Torso):
@@ -62,8 +69,6 @@ class DeepTorso(Torso):
             blocks = [[snt.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_res_{j}_conv_{k}')
                        for k in range(2)] for j in range(2)]
             self._sections.append((conv, blocks))
-        self._flatten = snt.Flatten()
-        self._linear = snt.Linear(256)
 
     @property
     def sections(self):
@@ -80,8 +85,7 @@ class DeepTorso(Torso):
                 for block_conv in block:
                     x = block_conv(tf.nn.relu(x))
                 x += skip
-        x = tf.nn.relu(self._flatten(x))
-        return tf.nn.relu(self._linear(x))
+        return self._head(tf.nn.relu(x))
 
 
 def make_torso(torso, channel_multiplier=1):
