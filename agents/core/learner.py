@@ -158,7 +158,7 @@ class Learner:
         """Counts updates the agent skipped for a non-finite loss or gradient; stops without
         a checkpoint after `max_nonfinite_updates` in a row, so that the newest checkpoint
         is the last good state."""
-        if not float(np.asarray(metrics.get('nonfinite', 0.0))):
+        if not float(np.asarray(metrics['nonfinite'])):   # every update reports it
             self._nonfinite_run = 0
             return
         self._nonfinite_run += 1
