@@ -10,6 +10,7 @@ and the comparison with the paper read the saved spec (`load`).
 """
 import dataclasses
 import difflib
+import importlib.util
 import json
 import os
 from typing import Mapping, Sequence
@@ -118,10 +119,12 @@ def resolve(experiment: experiments.Experiment, *, paper: ml_collections.ConfigD
     caller); then `fields` (the user's `--config.<field>`s, `overrides`), `target` (the
     program's --game or --task) and `sweep` (--sweep, which sets the number of learners).
     `resume_hint`: a run of another experiment in `run_dir` is refused with the program that
-    resumes it."""
+    resumes it, where launch/ has one."""
     saved = _read(run_dir)
     if saved is not None and saved['experiment'] != experiment.name:
-        hint = f'resume it with launch.{saved["experiment"]}, or ' if resume_hint else ''
+        program = f'launch.{saved["experiment"]}'
+        hint = (f'resume it with {program}, or '
+                if resume_hint and importlib.util.find_spec(program) else '')
         raise ConfigError(f'{run_dir} holds a run of {saved["experiment"]}, not of '
                           f'{experiment.name}: {hint}choose another --run_dir')
     config = ml_collections.ConfigDict(paper.to_dict())

@@ -70,3 +70,18 @@ def test_an_old_run_directory_checks_through_its_program(tmp_path):
     assert done.returncode == 0, done.stderr
     assert 'the input is good' in done.stdout
 
+
+
+def test_a_run_of_an_agent_without_a_launch_program_is_refused_without_naming_one(tmp_path):
+    """The refusal names launch.<experiment> only where launch/ has that program: not for
+    the guide's agent, registered by its own program (tests/guide_agent/program.py)."""
+    from tests.guide_agent import program  # noqa: F401  (registers the experiment)
+    run_dir = str(tmp_path / 'run')
+    os.makedirs(run_dir)
+    with open(os.path.join(run_dir, 'config.json'), 'w') as f:
+        json.dump({'experiment': 'guide_actor_critic_atari'}, f)
+    spec = experiments.get('impala_atari')
+    with pytest.raises(ConfigError) as error:
+        configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir)
+    assert str(error.value) == (f'{run_dir} holds a run of guide_actor_critic_atari, not of '
+                                'impala_atari: choose another --run_dir')
