@@ -1,5 +1,7 @@
-"""What the launcher tests share: finding a run's role processes and waiting on its files."""
+"""What the launcher tests share: finding a run's role processes, killing them, waiting on
+its files and reading what the launcher printed."""
 import os
+import signal
 import time
 
 import psutil
@@ -15,6 +17,18 @@ def children(run_dir, role):
     return [p for p in psutil.process_iter(['cmdline'])
             if p.info['cmdline'] and flag in p.info['cmdline']
             and f'--role={role}' in p.info['cmdline']]
+
+
+def kill(processes):
+    """SIGKILL to each of `processes` (as `children` finds them): a crash the launcher sees."""
+    for process in processes:
+        process.send_signal(signal.SIGKILL)
+
+
+def resumed_frames(output):
+    """The frames of each '[learner] resumed from ...' line of a launcher's `output`."""
+    return [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
+            if line.startswith('[learner] resumed from')]
 
 
 def wait_for(predicate, what, timeout=240):

@@ -11,6 +11,8 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
+from launch_processes import kill
+from launch_processes import resumed_frames
 from launch_processes import wait_for
 from reverb_tables import tables
 
@@ -51,13 +53,11 @@ def test_learner_and_run_resume_with_replay_intact(tmp_path):
         wait_for(lambda: checkpoint_frames(run_dir) > 0 and os.listdir(replay_checkpoints),
                  'a learner and a replay checkpoint')
         killed_at = checkpoint_frames(run_dir)
-        for learner in children(run_dir, 'learner'):
-            learner.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'learner'))
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
         # The replay server: restarted on its address from its newest checkpoint; the learner
         # and actor reconnect without a restart.
-        for replay in children(run_dir, 'replay'):
-            replay.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'replay'))
         replay_killed_at = checkpoint_frames(run_dir)
         wait_for(lambda: checkpoint_frames(run_dir) > replay_killed_at,
                  'training to go on after the replay server restarted')
@@ -67,8 +67,7 @@ def test_learner_and_run_resume_with_replay_intact(tmp_path):
     finally:
         launcher.kill()
     assert 'learner exited with code -9; restarting it, resuming' in output, output
-    resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
-               if line.startswith('[learner] resumed from')]
+    resumed = resumed_frames(output)
     assert len(resumed) == 1 and resumed[0] >= killed_at > 0, output
     assert 'replay exited with code -9; restarting it' in output, output
     assert output.count('learner exited') == 1, output

@@ -17,6 +17,8 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
+from launch_processes import kill
+from launch_processes import resumed_frames
 from launch_processes import wait_for
 
 
@@ -53,18 +55,15 @@ def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path)
     try:
         wait_for(lambda: checkpoint_frames(run_dir) > 0, 'a first checkpoint')
         first_weights = _network_weights(run_dir, 0)
-        for actor in children(run_dir, 'actor'):
-            actor.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'actor'))
         wait_for(lambda: checkpoint_frames(run_dir) > 2_000 and children(run_dir, 'actor'),
                  'training to go on with a restarted actor')
         killed_at = checkpoint_frames(run_dir)
-        for learner in children(run_dir, 'learner'):
-            learner.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'learner'))
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
         # The replay server (IMPALA's queue) last: restarted on its address, the unrolls in
         # flight lost, the learner and actor reconnecting without a restart.
-        for replay in children(run_dir, 'replay'):
-            replay.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'replay'))
         output, _ = launcher.communicate(timeout=400)
     finally:
         launcher.kill()
@@ -75,8 +74,7 @@ def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path)
     assert output.count(' exited with code') == 3, output      # one restart each
 
     # The learner resumed from a checkpoint at or after the one we saw, not from frame 0.
-    resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
-               if line.startswith('[learner] resumed from')]
+    resumed = resumed_frames(output)
     assert resumed and resumed[0] >= killed_at > 0, output
     rows = _read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
     frames = [int(r['frames']) for r in rows]

@@ -17,6 +17,7 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
+from launch_processes import kill
 from launch_processes import wait_for
 
 cluster_utils = pytest.importorskip('ray.cluster_utils')
@@ -80,8 +81,7 @@ def test_roles_are_placed_by_resource_and_faults_are_survived(cluster, tmp_path)
 
         # The learner dies: it is restarted and resumes from its checkpoint.
         frames_before = checkpoint_frames(run_dir)
-        for learner in children(run_dir, 'learner'):
-            learner.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'learner'))
         output, _ = launcher.communicate(timeout=400)
     finally:
         launcher.kill()

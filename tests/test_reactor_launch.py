@@ -16,6 +16,8 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
+from launch_processes import kill
+from launch_processes import resumed_frames
 from launch_processes import wait_for
 from agents.reactor import lazy_priorities
 
@@ -61,15 +63,13 @@ def test_reactor_trains_resumes_and_keeps_its_replay(tmp_path):
         wait_for(lambda: checkpoint_frames(run_dir) > first, 'a second checkpoint')
         wait_for(lambda: _trained_past_checkpoint(run_dir), 'the learner to train past it')
         killed_at = checkpoint_frames(run_dir)
-        for learner in children(run_dir, 'learner'):
-            learner.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'learner'))
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
         wait_for(lambda: _trained_past_checkpoint(run_dir), 'the learner to train past it')
         # Now the replay server: it comes back from its newest checkpoint under the running
         # learner, which takes that checkpoint's snapshot of its bookkeeping where it had moved
         # on past it, without a restart (tests/test_lazy_priorities.py tests the reload).
-        for replay in children(run_dir, 'replay'):
-            replay.send_signal(signal.SIGKILL)
+        kill(children(run_dir, 'replay'))
         replay_killed_at = checkpoint_frames(run_dir)
         wait_for(lambda: checkpoint_frames(run_dir) > replay_killed_at,
                  'training to go on after the replay server restarted')
@@ -79,8 +79,7 @@ def test_reactor_trains_resumes_and_keeps_its_replay(tmp_path):
         launcher.kill()
     assert 'learner exited with code -9' in output, output
     assert "the replay server ran on past the learner's checkpoint" in output, output
-    resumed = [int(line.rsplit(' ', 1)[1].replace(',', '')) for line in output.splitlines()
-               if line.startswith('[learner] resumed from')]
+    resumed = resumed_frames(output)
     assert len(resumed) == 1 and resumed[0] >= killed_at > 0, output
     assert 'replay exited with code -9; restarting it' in output, output
     after_replay_kill = output.split('replay exited with code -9', 1)[1]

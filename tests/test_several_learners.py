@@ -3,7 +3,6 @@ one shared replay table train side by side on one Reverb server; each checkpoint
 on its own."""
 import csv
 import os
-import signal
 import subprocess
 import sys
 
@@ -11,6 +10,7 @@ from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
 from launch_processes import children
+from launch_processes import kill
 from launch_processes import wait_for
 
 
@@ -35,8 +35,7 @@ def test_two_learners_share_replay_and_resume_on_their_own(tmp_path):
     try:
         wait_for(lambda: checkpoint_frames(learner_dirs[1]) > 0, 'learner 1 to checkpoint')
         killed_at = checkpoint_frames(learner_dirs[1])
-        for process in _learner_process(run_dir, 1):
-            process.send_signal(signal.SIGKILL)
+        kill(_learner_process(run_dir, 1))
         output, _ = launcher.communicate(timeout=400)
     finally:
         launcher.kill()

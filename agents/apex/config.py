@@ -29,17 +29,13 @@ def atari_dqn() -> ml_collections.ConfigDict:
     c.game = 'pong'
     c.seed = 0
 
-    # Environment (appendix C: the standard DQN preprocessing).
-    c.action_set = 'minimal'             # not stated; DQN's game-specific action sets
-    c.action_repeat = 4                  # appendix C / sec. 4.1: "fixed action repeat of 4"
-    c.max_pool_frames = 2                # not stated; DQN's max over the last 2 frames
-    c.frame_stack = 4                    # appendix C: frame stacking (4 as in DQN)
-    c.screen_size = 84                   # appendix C: greyscale 84x84 as in DQN
-    c.life_loss_ends_episode = True      # not stated; DQN's training pipeline, which appendix
-                                         # C defers to, as Reactor (docs/fidelity.md)
-    c.noop_max = 30                      # not stated for training; DQN-style no-op starts
-    c.max_episode_frames = 50_000        # sec. 4.1: training episodes limited to 50,000 frames
-    c.reward_clip = 1.0                  # appendix C: rewards clipped to [-1, 1]
+    # Environment: appendix C, "the standard transformations introduced by DQN"
+    # (environments/settings.add_atari): greyscale 84x84, frame stacking (4), actions repeated
+    # 4 times (sec. 4.1: "a fixed action repeat of 4"), rewards clipped to [-1, 1]. Not stated,
+    # DQN's: minimal action sets, max over the last 2 frames, episodes ended at a lost life in
+    # training (as Reactor's, docs/fidelity.md), no-op starts in training (up to 30).
+    settings.add_atari(c, max_episode_frames=50_000)   # sec. 4.1: training episodes limited to
+                                                       # 50,000 frames
 
     # Replay and actors (sec. 4.1).
     _replay_and_actors(c)
@@ -105,21 +101,12 @@ def control_dpg() -> ml_collections.ConfigDict:
     return c
 
 
-def _quick(c: ml_collections.ConfigDict, *, total_frames: int, target_update_period: int,
-           envs_per_actor: int) -> ml_collections.ConfigDict:
+def _quick(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
     """`--preset=quick`: a demo on a 2-core machine, not the paper."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.num_actors = 2                     # this machine's 2 cores, not the paper's 360 or 64
-    c.envs_per_actor = envs_per_actor
-    c.replay_capacity = 100_000          # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
-    c.min_replay_size = 2_000
-    c.batch_size = 64
-    c.prefetch_batches = 2
-    c.checkpoint_interval_s = 120.0
-    c.eval_episodes = 5
-    c.total_frames = total_frames
-    c.target_update_period = target_update_period
-    return c
+    return runtime_config.quick(
+        c, num_actors=2,                 # this machine's 2 cores, not the paper's 360 or 64
+        replay_capacity=100_000,         # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
+        min_replay_size=2_000, batch_size=64, prefetch_batches=2, eval_episodes=5, **values)
 
 
 # Each experiment's quick preset: Ape-X DQN on an Atari game, Ape-X DPG on a control task.
@@ -129,26 +116,14 @@ quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period
                               envs_per_actor=4)
 
 
-def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def tiny(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests (Ape-X DPG's; `tiny_dqn` for DQN)."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.total_frames = 4_000
-    c.replay_capacity = 2_000
-    c.min_replay_size = 100
-    c.batch_size = 8
-    c.prefetch_batches = 1
-    c.transition_batch_size = 10
-    c.target_update_period = 5
-    runtime_config.tiny(c)
-    return c
+    return runtime_config.tiny(
+        c, total_frames=4_000, replay_capacity=2_000, min_replay_size=100, batch_size=8,
+        prefetch_batches=1, transition_batch_size=10, target_update_period=5, **values)
 
 
-def tiny_dqn(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """Ape-X DQN's `--preset=tiny`: `tiny`, with games cut short."""
-    c = tiny(c)
-    c.max_episode_frames = 2_000
-    return c
-
+tiny_dqn = functools.partial(tiny, max_episode_frames=2_000)   # Ape-X DQN's: games cut short
 
 DQN_PRESETS = {'paper': lambda c: c, 'quick': quick_dqn, 'tiny': tiny_dqn}
 DPG_PRESETS = {'paper': lambda c: c, 'quick': quick_dpg, 'tiny': tiny}

@@ -4,6 +4,7 @@ Each step the actor stacks the K observations, asks the policy for K actions (on
 IMPALA sec. 3's batched inference), steps every environment, and hands each transition to that
 environment's adder. Whole-game raw scores go to the episode-stats table for the learner's log.
 """
+import dataclasses
 import time
 from typing import Any, Mapping, Protocol, Sequence
 
@@ -47,6 +48,7 @@ class ParameterSource(Protocol):
         """Copies the newest learner parameters into the policy."""
 
 
+@dataclasses.dataclass(kw_only=True)
 class Actor:
     """Steps `envs` with `policy` and writes steps through `adders` (one per environment).
 
@@ -57,57 +59,50 @@ class Actor:
     sequence adders keep it at each sequence's first step.
     """
 
-    def __init__(self, *, envs: Sequence[dm_env.Environment], policy: BatchedPolicy,
-                 adders: Sequence[Adder], parameters: ParameterSource,
-                 action_spec: tf.TensorSpec, update_period: int, client: reverb.Client,
-                 actor_id: int, frames_per_step: int,
-                 episode_stats_table: str = tables.EPISODE_STATS, log_path: str | None = None,
-                 log_interval_s: float = 30.0):
-        if len(envs) != len(adders):
-            raise ValueError('need one adder per environment')
-        self._envs = list(envs)
-        self._policy = policy
-        self._adders = list(adders)
-        self._parameters = parameters
-        self._action_spec = action_spec
-        self._update_period = update_period
-        self._client = client
-        self._actor_id = actor_id
-        self._frames_per_step = frames_per_step
-        self._episode_stats_table = episode_stats_table
-        self._log = run_logging.CsvLogger(log_path) if log_path else None
-        self._log_interval = log_interval_s
+    envs: Sequence[dm_env.Environment]
+    policy: BatchedPolicy                # its variables are the pulled parameters
+    adders: Sequence[Adder]
+    parameters: ParameterSource
+    action_spec: tf.TensorSpec
+    update_period: int                   # steps between parameter pulls
+    client: reverb.Client
+    actor_id: int
+    frames_per_step: int
+    episode_stats_table: str = tables.EPISODE_STATS
+    log_path: str | None = None
+    log_interval_s: float = 30.0
+    _log: run_logging.CsvLogger | None = dataclasses.field(init=False, repr=False)
 
-    @property
-    def policy(self) -> BatchedPolicy:
-        """The batched policy the actor acts with (its variables are the pulled parameters)."""
-        return self._policy
+    def __post_init__(self):
+        if len(self.envs) != len(self.adders):
+            raise ValueError('need one adder per environment')
+        self._log = run_logging.CsvLogger(self.log_path) if self.log_path else None
 
     def run(self, num_steps: int | None = None) -> None:
         """Runs `num_steps` batched steps (forever if None)."""
-        inputs = steps.StepInputs([env.reset() for env in self._envs], self._action_spec)
-        state = self._policy.initial_state(len(self._envs))
+        inputs = steps.StepInputs([env.reset() for env in self.envs], self.action_spec)
+        state = self.policy.initial_state(len(self.envs))
         recurrent = bool(tree.flatten(state))
-        returns = np.zeros(len(self._envs), np.float64)
-        lengths = np.zeros(len(self._envs), np.int64)
+        returns = np.zeros(len(self.envs), np.float64)
+        lengths = np.zeros(len(self.envs), np.int64)
         count = 0
         log_time, log_count = time.monotonic(), 0
         while num_steps is None or count < num_steps:
-            if count % self._update_period == 0:
-                self._parameters.update()
+            if count % self.update_period == 0:
+                self.parameters.update()
             batch = inputs.batch()
-            actions, extras, next_state = self._policy.select_actions(batch, state)
-            for k, env in enumerate(self._envs):
+            actions, extras, next_state = self.policy.select_actions(batch, state)
+            for k, env in enumerate(self.envs):
                 ts = env.step(actions[k])
                 step = steps.written_step(
                     batch, k, actions[k], ts, extras,
                     tree.map_structure(lambda s: s[k], state) if recurrent else None)
-                self._adders[k].add(step)
+                self.adders[k].add(step)
                 returns[k] += ts.reward
-                lengths[k] += self._frames_per_step
+                lengths[k] += self.frames_per_step
                 if ts.last():
                     if ts.discount > 0:
-                        self._adders[k].add(steps.bootstrap_step(
+                        self.adders[k].add(steps.bootstrap_step(
                             ts.observation, step,
                             tree.map_structure(lambda s: s[k], next_state) if recurrent
                             else None))
@@ -118,17 +113,17 @@ class Actor:
                 inputs.advance(k, actions[k], ts)
             state = next_state
             count += 1
-            if self._log and time.monotonic() - log_time >= self._log_interval:
+            if self._log and time.monotonic() - log_time >= self.log_interval_s:
                 now = time.monotonic()
-                frames = (count - log_count) * len(self._envs) * self._frames_per_step
-                self._log.write({'actor': self._actor_id, 'steps': count,
+                frames = (count - log_count) * len(self.envs) * self.frames_per_step
+                self._log.write({'actor': self.actor_id, 'steps': count,
                                  'frames_per_second': frames / (now - log_time),
-                                 'learner_step': self._parameters.learner_step})
+                                 'learner_step': self.parameters.learner_step})
                 log_time, log_count = now, count
 
     def _report_game(self, env: int, episode_return: float, episode_frames: int) -> None:
-        self._client.insert(
-            {'actor': np.int32(self._actor_id), 'env': np.int32(env),
+        self.client.insert(
+            {'actor': np.int32(self.actor_id), 'env': np.int32(env),
              'episode_return': np.float32(episode_return),
              'episode_frames': np.int64(episode_frames)},
-            priorities={self._episode_stats_table: 1.0})
+            priorities={self.episode_stats_table: 1.0})

@@ -95,9 +95,6 @@ class Learner:
                  after_update: Callable[[Mapping[str, Any]], Mapping[str, tf.Tensor]]
                  | None = None, hook=None):
         self._state = state
-        self._update = state.update
-        self._step = state.step
-        self._frames = state.frames
         self._iterator = iterator
         self._after_update = after_update
         self._pusher = pusher
@@ -126,19 +123,19 @@ class Learner:
         if self._hook:
             self._hook.start()
         last_checkpoint = last_log = time.monotonic()
-        log_frames = int(self._frames.numpy())
+        log_frames = self.frames
         steps_done = 0
         metrics = {}
         total_frames = self._schedule.total_frames
         log_interval = self._schedule.log_interval_s
         checkpoint_interval = self._schedule.checkpoint_interval_s
-        while (int(self._frames.numpy()) < total_frames and not self._stop_requested
+        while (self.frames < total_frames and not self._stop_requested
                and (max_steps is None or steps_done < max_steps)):
-            metrics = self._update(next(self._iterator))
+            metrics = self._state.update(next(self._iterator))
             if self._after_update:
                 metrics = self._after_update(metrics)
             steps_done += 1
-            step = int(self._step.numpy())
+            step = self.step
             self._count_nonfinite(metrics, step)
             self._pusher.push(step)
             now = time.monotonic()
@@ -180,9 +177,9 @@ class Learner:
             return last_frames
 
     def _write_logs(self, metrics, elapsed: float, last_frames: int, force: bool) -> int:
-        frames = int(self._frames.numpy())
+        frames = self.frames
         values = {name: float(np.asarray(value)) for name, value in metrics.items()}
-        row = {'step': int(self._step.numpy()), 'frames': frames, 'wall_time': time.time(),
+        row = {'step': self.step, 'frames': frames, 'wall_time': time.time(),
                'frames_per_second': (frames - last_frames) / max(elapsed, 1e-9), **values,
                'nonfinite_updates': self._nonfinite_total}
         self._learner_csv.write(row)
@@ -204,12 +201,12 @@ class Learner:
     @property
     def step(self) -> int:
         """The updates made so far (restored ones included)."""
-        return int(self._step.numpy())
+        return int(self._state.step.numpy())
 
     @property
     def frames(self) -> int:
         """The frames counted so far, which training runs until `total_frames`."""
-        return int(self._frames.numpy())
+        return int(self._state.frames.numpy())
 
     def push_parameters(self) -> None:
         """Pushes the parameters to the actors now, numbered with the current step."""

@@ -1,6 +1,6 @@
 """The runtime fields of every experiment's config: how this machine runs a paper experiment,
 not the paper. Declared once here (`FIELDS`); an agent's config function adds them with `add`,
-naming only the values it sets otherwise, and its tiny preset sizes them with `tiny`. The
+naming only the values it sets otherwise, and its presets size them with `quick` and `tiny`. The
 launcher, learners and actors read them as plain fields (`config.num_actors`), never with a
 default of their own; `config_checks.runtime` checks them.
 """
@@ -38,11 +38,25 @@ def add(c: ml_collections.ConfigDict, **values) -> None:
         c[name] = value
 
 
-def tiny(c: ml_collections.ConfigDict) -> None:
-    """The test presets' runtime: one actor of two environments, frequent checkpoints and
-    logs, one evaluation episode."""
-    c.num_actors = 1
-    c.envs_per_actor = 2
-    c.checkpoint_interval_s = 5.0
-    c.log_interval_s = 1.0
-    c.eval_episodes = 1
+def quick(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
+    """A `--preset=quick` config: a copy of `c` for a small machine, which checkpoints every
+    2 minutes, with `values` (the preset's own fields)."""
+    return _preset(c, {'checkpoint_interval_s': 120.0, **values})
+
+
+def tiny(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
+    """A `--preset=tiny` config, for seconds-long test runs: a copy of `c` with one actor of
+    two environments, frequent checkpoints and logs, one evaluation episode, then `values`
+    (the preset's own fields)."""
+    return _preset(c, {'num_actors': 1, 'envs_per_actor': 2, 'checkpoint_interval_s': 5.0,
+                       'log_interval_s': 1.0, 'eval_episodes': 1, **values})
+
+
+def _preset(c: ml_collections.ConfigDict, values: dict) -> ml_collections.ConfigDict:
+    """A copy of `c` with `values`, each a field `c` has."""
+    c = ml_collections.ConfigDict(c.to_dict())
+    for name, value in values.items():
+        if name not in c:
+            raise ValueError(f'a preset sets {name!r}, which the config does not have')
+        c[name] = value
+    return c

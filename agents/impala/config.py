@@ -24,16 +24,13 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.channel_multiplier = 1         # figure 3's channels (LASER widens them 4x)
     c.seed = 0
 
-    # Environment (appendix G, table G.1).
-    c.action_set = 'minimal'         # app. G: "experts use game-specific action sets"
-    c.action_repeat = 4              # table G.1
-    c.max_pool_frames = 2            # table G.1: max-pool over last 2 action-repeat frames
-    c.frame_stack = 4                # table G.1
-    c.screen_size = 84               # table G.1: 84x84, grayscale
-    c.life_loss_ends_episode = True  # table G.1: end of episode when life lost (training only)
-    c.noop_max = 30                  # not stated for training; A3C-style random no-op starts
-    c.max_episode_frames = 108_000   # not stated; the standard 30-minute cap (docs/fidelity.md)
-    c.reward_clip = 1.0              # table G.1: rewards clipped to [-1, 1] in the loss
+    # Environment (appendix G, table G.1): DQN's pipeline, which table G.1 states value for
+    # value (environments/settings.add_atari): action repeat 4, max-pool over the last 2
+    # action-repeat frames, 4 stacked 84x84 grayscale frames, the end of an episode when a life
+    # is lost (training only), rewards clipped to [-1, 1] in the loss; app. G: "experts use
+    # game-specific action sets". Not stated: A3C-style random no-op starts in training (up to
+    # 30) and the standard 30-minute cap (docs/fidelity.md).
+    settings.add_atari(c)
     c.reward_clipping = 'symmetric'  # table G.1: 'symmetric' (to +-reward_clip); figure D.1's
                                      # 'optimistic_asymmetric' (0.3 min(tanh r, 0) + 5 max(tanh
                                      # r, 0)) is DMLab-30's (table D.3)
@@ -82,26 +79,20 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     values, so that steps are normalised by the gradient scale instead of being capped by the
     epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates.
     """
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.total_frames = 2_500_000
-    c.batch_size = 4
-    c.rmsprop_epsilon = 1e-5
-    c.checkpoint_interval_s = 120.0
-    c.log_interval_s = 10.0
-    c.eval_episodes = 5
-    return c
+    return runtime_config.quick(c, total_frames=2_500_000, batch_size=4, rmsprop_epsilon=1e-5,
+                                eval_episodes=5)
 
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """`--preset=tiny`: seconds-long runs for tests."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.total_frames = 20_000
-    c.unroll_length = 5
-    c.batch_size = 2
-    runtime_config.tiny(c)
-    c.queue_size = 8
-    c.max_episode_frames = 2_000
-    return c
+    """`--preset=tiny`: seconds-long runs for tests, games cut short."""
+    return _tiny(c, max_episode_frames=2_000)
+
+
+def _tiny(c: ml_collections.ConfigDict, total_frames: int = 20_000,
+          **values) -> ml_collections.ConfigDict:
+    """Every IMPALA tiny preset's learner and runtime, then `values`."""
+    return runtime_config.tiny(c, total_frames=total_frames, unroll_length=5, batch_size=2,
+                               queue_size=8, **values)
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
@@ -262,17 +253,11 @@ def multitask_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     (no population), 3 actor processes whose environments cover each task once for Atari-57
     (3 x 19) or DMLab-30 (3 x 10), the demo's batch of 4 and RMSProp epsilon 1e-5 (`quick`),
     100,000 frames per task and 5 evaluation episodes per task."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.pbt_population = 0
-    c.num_actors = 3
-    c.envs_per_actor = 19 if c.tasks == 'atari57' else 10
-    c.total_frames = 100_000 * (57 if c.tasks == 'atari57' else 30)
-    c.batch_size = 4
-    c.rmsprop_epsilon = 1e-5
-    c.checkpoint_interval_s = 300.0
-    c.eval_episodes = 5
-    return c
-
+    atari = c.tasks == 'atari57'
+    return runtime_config.quick(
+        c, pbt_population=0, num_actors=3, envs_per_actor=19 if atari else 10,
+        total_frames=100_000 * (57 if atari else 30), batch_size=4, rmsprop_epsilon=1e-5,
+        checkpoint_interval_s=300.0, eval_episodes=5)
 
 def atari57_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests, on three games, one environment each."""
@@ -285,15 +270,10 @@ def atari57_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests, on three levels (a train/test pair and a
-    language level), one environment each."""
-    c = tiny(c)
-    del c['max_episode_frames']      # DMLab levels end at their own time limits
-    c.tasks = ('rooms_collect_good_objects_train,language_select_described_object,'
-               'rooms_watermaze')
-    c.pbt_population = 0
-    c.total_frames = 2_000
-    c.envs_per_actor = 3
-    return c
+    language level), one environment each; DMLab levels end at their own time limits."""
+    return _tiny(c, tasks=('rooms_collect_good_objects_train,language_select_described_object,'
+                           'rooms_watermaze'),
+                 pbt_population=0, total_frames=2_000, envs_per_actor=3)
 
 
 def dmlab_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
@@ -309,11 +289,9 @@ def dmlab_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 
 def dmlab_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-    """`--preset=tiny`: seconds-long runs for tests, on the config's level."""
-    c = tiny(c)
-    del c['max_episode_frames']      # DMLab levels end at their own time limits
-    c.total_frames = 2_000
-    return c
+    """`--preset=tiny`: seconds-long runs for tests, on the config's level (which ends at its
+    own time limit)."""
+    return _tiny(c, total_frames=2_000)
 
 
 ATARI57_PRESETS = {'paper': lambda c: c, 'quick': multitask_quick, 'tiny': atari57_tiny}

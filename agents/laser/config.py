@@ -34,16 +34,12 @@ def atari() -> ml_collections.ConfigDict:
                                      # LSTM (IMPALA sec. 5.3.2); 'lstm' is figure 3's core
     c.seed = 0
 
-    # Environment: IMPALA's Atari setup (IMPALA table G.1) except the no-ops.
-    c.action_set = 'minimal'         # not stated; the IMPALA experts' game-specific sets
-    c.action_repeat = 4              # IMPALA table G.1
-    c.max_pool_frames = 2            # IMPALA table G.1
-    c.frame_stack = 4                # IMPALA table G.1
-    c.screen_size = 84               # IMPALA table G.1
-    c.life_loss_ends_episode = True  # not stated; IMPALA table G.1 (scores are whole games)
-    c.noop_max = 37                  # app. C: random no-ops at the start, "up to 37 in our case"
-    c.max_episode_frames = 108_000   # app. C: episodes cut at 30 minutes
-    c.reward_clip = 1.0              # not stated; IMPALA table G.1
+    # Environment: IMPALA's Atari setup, DQN's pipeline as IMPALA table G.1 states it
+    # (environments/settings.add_atari), except the no-ops; app. C: episodes cut at 30 minutes.
+    # Not stated, IMPALA's: the experts' game-specific action sets, the end of an episode at a
+    # lost life (scores are whole games), rewards clipped to [-1, 1].
+    settings.add_atari(c, noop_max=37)   # app. C: random no-ops at the start, "up to 37 in
+                                         # our case"
 
     # Learner.
     c.unroll_length = 19             # sec. 5.1: trajectories "each corresponding to 19 steps"
@@ -109,31 +105,17 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     96% leaves too few online unrolls in a small batch), 100k observations of replay, the
     IMPALA quick preset's RMSProp epsilon, 2.5M frames per agent, one actor process of 8
     environments per agent."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.torso = 'shallow'
-    c.channel_multiplier = 1
-    c.batch_size = 8
-    c.replay_proportion = 0.75
-    c.replay_capacity_observations = 100_000
-    c.rmsprop_epsilon = 1e-5
-    c.total_frames = 2_500_000
-    c.num_actors = 1
-    c.checkpoint_interval_s = 120.0
-    return c
+    return runtime_config.quick(
+        c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
+        replay_capacity_observations=100_000, rmsprop_epsilon=1e-5, total_frames=2_500_000,
+        num_actors=1)
 
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests."""
-    c = quick(c)
-    c.total_frames = 20_000
-    c.unroll_length = 5
-    c.batch_size = 4
-    c.replay_proportion = 0.5
-    c.replay_capacity_observations = 2_000
-    runtime_config.tiny(c)
-    c.queue_size = 8
-    c.max_episode_frames = 2_000
-    return c
+    return runtime_config.tiny(
+        quick(c), total_frames=20_000, max_episode_frames=2_000, unroll_length=5, batch_size=4,
+        replay_proportion=0.5, replay_capacity_observations=2_000, queue_size=8)
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}

@@ -19,17 +19,12 @@ def atari() -> ml_collections.ConfigDict:
     c.seed = 0
 
     # Environment: "the same pre-processing pipeline including 4 action repeats was used as in
-    # the original DQN paper" (sec. 4.1).
-    c.action_set = 'minimal'         # not stated; DQN's game-specific action sets
-    c.action_repeat = 4              # sec. 4.1
-    c.max_pool_frames = 2            # not stated; DQN's max over the last 2 frames
-    c.frame_stack = 1                # table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1 replaces
-                                     # frame stacking with the LSTMs
-    c.screen_size = 84               # table 3
-    c.life_loss_ends_episode = True  # not stated; the DQN training pipeline (IMPALA's too)
-    c.noop_max = 30                  # not stated for training; DQN-style no-op starts
-    c.max_episode_frames = 108_000   # not stated for training; 30 minutes, as evaluation
-    c.reward_clip = 1.0              # not stated; the DQN pipeline clips rewards to [-1, 1]
+    # the original DQN paper" (sec. 4.1; environments/settings.add_atari): 84x84 frames (table
+    # 3). Not stated, DQN's: minimal action sets, max over the last 2 frames, episodes ended at
+    # a lost life in training (IMPALA's too), no-op starts in training (up to 30), rewards
+    # clipped to [-1, 1]; the 30-minute cap (not stated for training), as evaluation's.
+    settings.add_atari(c, frame_stack=1)   # table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1
+                                           # replaces frame stacking with the LSTMs
 
     # Network (table 3, appendix 6.4).
     c.num_atoms = 51                 # not stated ("#bins"); C51's, which Reactor extends
@@ -79,32 +74,17 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=quick`: a small machine, not the paper. The paper's algorithm and learner
     settings; a replay of 100k sequences filled to 2,000 before learning, 1M frames, one
     actor process of 4 environments, 5 evaluation episodes instead of 200."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.replay_capacity = 100_000
-    c.min_replay_size = 2_000
-    c.total_frames = 1_000_000
-    c.num_actors = 1
-    c.envs_per_actor = 4
-    c.checkpoint_interval_s = 120.0
-    c.eval_episodes = 5
-    return c
+    return runtime_config.quick(
+        c, replay_capacity=100_000, min_replay_size=2_000, total_frames=1_000_000,
+        num_actors=1, envs_per_actor=4, eval_episodes=5)
 
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests."""
-    c = quick(c)
-    c.total_frames = 3_000
-    c.sequence_length = 6
-    c.batch_size = 2
-    c.num_atoms = 11
-    c.target_update_period = 5
-    c.replay_capacity = 400
-    c.replay_slack = 400
-    c.min_replay_size = 20
-    c.rate_limiter_tolerance = 20
-    runtime_config.tiny(c)
-    c.max_episode_frames = 2_000
-    return c
+    return runtime_config.tiny(
+        quick(c), total_frames=3_000, max_episode_frames=2_000, sequence_length=6,
+        batch_size=2, num_atoms=11, target_update_period=5, replay_capacity=400,
+        replay_slack=400, min_replay_size=20, rate_limiter_tolerance=20)
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}

@@ -19,16 +19,9 @@ def atari() -> ml_collections.ConfigDict:
     c.game = 'pong'
     c.seed = 0
 
-    # Environment: IMPALA table G.1 (not stated for this algorithm).
-    c.action_set = 'minimal'
-    c.action_repeat = 4
-    c.max_pool_frames = 2
-    c.frame_stack = 4
-    c.screen_size = 84
-    c.life_loss_ends_episode = True
-    c.noop_max = 30
-    c.max_episode_frames = 108_000
-    c.reward_clip = 1.0              # not stated; rewards clipped to [-1, 1] in the loss
+    # Environment: IMPALA table G.1 (not stated for this algorithm; environments/settings.py),
+    # rewards clipped to [-1, 1] in the loss.
+    settings.add_atari(c)
 
     # Learner: sec. 13.5 learns from one transition at a time; batches of them, the
     # optimizer and every value below are not stated.
@@ -51,13 +44,8 @@ def atari() -> ml_collections.ConfigDict:
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    c.total_frames = 4_000
-    c.batch_size = 8
-    runtime_config.tiny(c)
-    c.queue_size = 16
-    c.max_episode_frames = 2_000
-    return c
+    return runtime_config.tiny(c, total_frames=4_000, max_episode_frames=2_000, batch_size=8,
+                               queue_size=16)
 
 
 PRESETS = {'paper': lambda c: c, 'tiny': tiny}
