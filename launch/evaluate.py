@@ -95,8 +95,8 @@ def training_games(run_dir: str, before_frames: int) -> list[dict]:
     path = os.path.join(run_dir, 'logs', 'episodes.csv')
     rows = []
     if os.path.exists(path):
-        rows = [row for row in _read(path, ('frames', 'actor', 'env', 'episode_return',
-                                            'episode_frames'))
+        rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames',
+                                            'actor', 'env'))
                 if row['frames'] <= before_frames]
     if not rows:
         raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
