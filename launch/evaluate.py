@@ -4,8 +4,8 @@
       [--episodes=200] [--checkpoint=PATH] [--before_frames=N]
 
 Each protocol (paper_tables/protocols.py) fixes the episode count, no-op starts, frame cap and
-action set of the table it reproduces; a protocol scored on training episodes (LASER app. C)
-reads the run's logs/episodes.csv instead of playing. With several learners (a sweep), evaluate
+action set of the table it reproduces; a protocol scored on training episodes (LASER app. C,
+A.3) reads the run's logs/episodes.csv instead of playing, per task for a multi-task run. With several learners (a sweep), evaluate
 each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
 score (raw game score), episode_frames.
 

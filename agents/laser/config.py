@@ -111,8 +111,8 @@ def dmlab30() -> ml_collections.ConfigDict:
     c.learning_rate = impala.learning_rate  # from IMPALA table D.1 (`DMLAB30_SWEEPS`); one
                                      # agent takes IMPALA's DMLab-30 values
     c.total_frames = 10_000_000_000  # table 1: DMLab-30 "trained until 10B steps"
-    c.num_actors = impala.num_actors  # not stated; IMPALA sec. 5.3.1's 150 (5 per level)
-    c.envs_per_actor = 1
+    c.num_actors = impala.num_actors  # not stated; IMPALA sec. 5.3.1's 150 (5 per level),
+    c.envs_per_actor = impala.envs_per_actor     # one environment each
     c.eval_protocol = 'laser_dmlab30_training'   # app. A.3: training returns
 
     # Population-based training (sec. 5.1: "sweeps with population based training (PBT)",
