@@ -4,8 +4,8 @@
       [--episodes=200] [--checkpoint=PATH] [--before_frames=N]
 
 Each protocol (paper_tables/protocols.py) fixes the episode count, no-op starts, frame cap and
-action set of the table it reproduces; a protocol scored on training episodes (LASER app. C)
-reads the run's logs/episodes.csv instead of playing. With several learners (a sweep), evaluate
+action set of the table it reproduces; a protocol scored on training episodes (LASER app. C,
+A.3) reads the run's logs/episodes.csv instead of playing, per task for a multi-task run. With several learners (a sweep), evaluate
 each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
 score (raw game score), episode_frames.
 
@@ -89,20 +89,19 @@ def run_episodes(builder, network, protocol: protocols.EvalProtocol, episodes: i
     return results
 
 
-def training_episodes(run_dir: str, episodes: int,
-                      before_frames: int) -> tuple[list[tuple[float, int]], int]:
-    """The last `episodes` (raw score, frames) of training logged before `before_frames`
-    (LASER app. C: "the mean of the last 100 training episodes"), and the frames then."""
+def training_games(run_dir: str, before_frames: int) -> list[dict]:
+    """The training games logged before `before_frames` (LASER app. C: "the mean of the last
+    100 training episodes"), in log order."""
     path = os.path.join(run_dir, 'logs', 'episodes.csv')
     rows = []
     if os.path.exists(path):
-        rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames'))
+        rows = [row for row in _read(path, ('frames', 'episode_return', 'episode_frames',
+                                            'actor', 'env'))
                 if row['frames'] <= before_frames]
     if not rows:
         raise configs.ConfigError(f'no training episodes before frame {before_frames:,} in '
                                   f'{path}: train first')
-    rows = rows[-episodes:]
-    return [(row['episode_return'], row['episode_frames']) for row in rows], rows[-1]['frames']
+    return rows
 
 
 def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
@@ -116,12 +115,14 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
     if protocol.from_training:
-        game = _trained_game(config, protocol.name)
-        results, frames = training_episodes(run_dir, episodes,
-                                            before_frames or config.total_frames)
-        print(f'[evaluate] {game}: the last {len(results)} training episodes before '
+        games = training_games(run_dir, before_frames or config.total_frames)
+        results = {game: [(row['episode_return'], row['episode_frames'])
+                          for row in rows[-episodes:]]
+                   for game, rows in _by_trained_game(config, games).items()}
+        frames = games[-1]['frames']
+        print(f'[evaluate] {", ".join(results)}: the last {episodes} training episodes before '
               f'{frames:,} frames, protocol {protocol.name}', flush=True)
-        return _write_rows(run_dir, protocol, frames, {game: results})
+        return _write_rows(run_dir, protocol, frames, results)
     builder = builder_for(config)
     network, frames = restore_network(builder, run_dir, checkpoint)
     tasks = builder.environments.tasks()
@@ -162,16 +163,19 @@ def check_request(config, run_dir: str, protocol_name: str | None, episodes: int
     return protocol
 
 
-def _trained_game(config, protocol: str) -> str:
-    """The one game (task, level) a run scored on its training games trained on: its target,
-    or the one task of a multi-task builder, as the paper's tables name it."""
-    tasks = builder_for(config).environments.tasks()
-    if not tasks:
-        return experiments.get(config.experiment).target(config)
-    if len(tasks) != 1:
-        raise configs.ConfigError(f'protocol {protocol} scores the training games '
-                                  f'of one task; this run trained on {len(tasks)}')
-    return tasks[0]
+def _by_trained_game(config, games: list[dict]) -> dict[str, list[dict]]:
+    """Training games by what they were played on: the run's target, or one task of a
+    multi-task builder as the paper's tables name it (its environment's: builders.game_task;
+    a run of one level keeps the level's own name)."""
+    builder = builder_for(config)
+    tasks = builder.environments.tasks()
+    if len(tasks) < 2:
+        return {tasks[0] if tasks else experiments.get(config.experiment).target(config): games}
+    from agents.core import builders  # pylint: disable=import-outside-toplevel
+    grouped = {}
+    for game in games:
+        grouped.setdefault(builders.game_task(builder, game), []).append(game)
+    return grouped
 
 
 def _write_rows(run_dir: str, protocol, frames: int,

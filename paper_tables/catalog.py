@@ -9,7 +9,8 @@ class PaperTable:
     table: str
     torso: object       # 'shallow' | 'deep' where the table holds both (IMPALA experts); None
     filename: str
-    column: str         # the score column of `filename`
+    column: object      # the score column of `filename`; None where the paper prints no
+                        # per-level scores, only `printed` (its levels: the suite's references)
     protocol: str       # a name in paper_tables.protocols.PROTOCOLS
     frames: int         # frames the paper trained per game (per suite for DMLab-30)
     suite: str          # 'atari' (median and mean) | 'dmlab30' (mean capped)
@@ -48,6 +49,13 @@ _TABLES = (
     PaperTable('laser', 'atari_shared_200m', None, 'laser_table_2_atari.csv',
                'laser_shared_200m', 'laser_atari_training', 200_000_000, 'atari',
                {'median': 448.0}, 'LASER table 1 (shared experience replay)'),
+    # LASER prints DMLab-30 summaries only (table 1), of the best agent of a sweep (app. A.3).
+    PaperTable('laser', 'dmlab30_shared', None, 'laser_table_1_summary.csv', None,
+               'laser_dmlab30_training', 10_000_000_000, 'dmlab30',
+               {'median': 97.2, 'mean_capped': 81.7}, 'LASER table 1 (shared experience replay)'),
+    PaperTable('laser', 'dmlab30', None, 'laser_table_1_summary.csv', None,
+               'laser_dmlab30_training', 10_000_000_000, 'dmlab30',
+               {'median': 95.4, 'mean_capped': 79.6}, 'LASER table 1 (experience replay)'),
     PaperTable('reactor', 'atari_noop', None, 'reactor_table_5_atari_noop.csv', 'reactor',
                'reactor_atari_noop', 200_000_000, 'atari', {'median': 187.0}, 'Reactor table 2'),
     PaperTable('reactor', 'atari_noop_500m', None, 'reactor_table_5_atari_noop.csv',
@@ -64,6 +72,7 @@ DEFAULT_TABLES = {
     'impala_dmlab30': ('impala', 'dmlab30'),
     'apex_dqn_atari': ('apex', 'atari_noop'),
     'laser_atari': ('laser', 'atari_shared_200m'),
+    'laser_dmlab30': ('laser', 'dmlab30_shared'),
     'reactor_atari': ('reactor', 'atari_noop'),
 }
 

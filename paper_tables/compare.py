@@ -83,9 +83,12 @@ def _our_evaluations(all_runs, spec, paper):
 def _paper_scores(spec):
     """({game: the paper's score or None}, the label of the table they come from)."""
     table = tables.load(spec.filename)
+    label = f'{spec.paper} table {table.meta["table"]}'
+    if spec.column is None:     # summaries only: every level of the suite, no paper score
+        return dict.fromkeys(scores.references(spec.suite)), label
     key = table.columns[0]
     paper = {scores.canonical_name(spec.suite, row[key]): row[spec.column] for row in table.rows}
-    return paper, f'{spec.paper} table {table.meta["table"]}'
+    return paper, label
 
 
 def _rows(spec, protocol, found, paper):
@@ -122,14 +125,18 @@ def _summary(spec, protocol, rows, paper):
                      + ', '.join(f'{k} {v}%' for k, v in spec.printed.items()) + ' |')
         return lines
     paired = [row for row in rows if row.paper_normalised is not None]
-    ours = _statistics(spec, [row.ours_normalised for row in paired])
+    # Without per-level paper scores (spec.column None) ours are over every level we have. A
+    # DMLab-30 median is of capped scores: the capped median, the paper's below 100%.
+    measured = rows if spec.column is None else paired
+    ours = _statistics(spec, [row.ours_normalised for row in measured])
     same = _statistics(spec, [row.paper_normalised for row in paired])
     known = {game: value for game, value in paper.items() if value is not None}
     whole = _statistics(spec, list(scores.normalised_scores(
         spec.suite, known, capped=spec.suite == 'dmlab30').values()))
-    label = f'{len(known)} of {len(paper)}' if len(known) < len(paper) else f'{len(paper)}'
+    label = (f'{len(known)} of {len(paper)}' if spec.column and len(known) < len(paper)
+             else f'{len(paper)}')
     for name, printed in spec.printed.items():
-        lines.append(f'| {name} ({len(paired)} / {label}) | {_percent(ours[name])} | '
+        lines.append(f'| {name} ({len(measured)} / {label}) | {_percent(ours[name])} | '
                      f'{_percent(same[name])} | {_percent(whole[name])} | {printed}% |')
     return lines
 
@@ -140,8 +147,10 @@ def _header(spec, protocol, label, rows, paper):
     lines = [
         f'# {spec.paper} {spec.table}: {len(rows)} of {len(paper)} {unit}s',
         '',
-        f'Paper: column `{spec.column}` of {label} (`paper_tables/data/{spec.filename}`), '
-        f'{_frames(spec.frames)} frames; summary from {spec.source}.',
+        (f'Paper: column `{spec.column}` of {label}' if spec.column else
+         f'Paper: no per-{unit} scores, only the summary of {label}')
+        + f' (`paper_tables/data/{spec.filename}`), {_frames(spec.frames)} frames; summary '
+          f'from {spec.source}.',
         f'Protocol `{protocol.name}`: {protocol.episodes} episodes, {noops}, '
         f'frame cap {protocol.max_episode_frames or "none"}, '
         f'{protocol.action_set} action set, epsilon {protocol.epsilon}.',

@@ -81,6 +81,14 @@ _PROTOCOLS = (
     EvalProtocol(name='laser_atari_training', paper='laser', table='2 and 1',
                  episodes=100, noop_max=37, max_episode_frames=THIRTY_MINUTES,
                  action_set='minimal', epsilon=0.0, human_starts=False, from_training=True),
+    # LASER table 1's DMLab-30 columns (app. A.3): each agent's training returns per level
+    # ("we average episode returns within buckets of ... 10M (DMLab) environment steps for each
+    # agent instance"), normalised and summarised over the levels; the best agent of a sweep.
+    # Assumption (not stated as a count): the last 100 training episodes of each level, the
+    # count of the Atari protocol above.
+    EvalProtocol(name='laser_dmlab30_training', paper='laser', table='1 (DMLab-30)',
+                 episodes=100, noop_max=0, max_episode_frames=0, action_set='dmlab9',
+                 epsilon=0.0, human_starts=False, from_training=True),
     # Reactor sec. 4 and tables 4-5: 200 episodes, 30 random no-op starts. The policy mixes in
     # a uniform distribution with epsilon = 0.01 inside the network (appendix 6.4), so no
     # extra epsilon-greedy. Assumptions: 108k frame cap and the minimal action set (the DQN

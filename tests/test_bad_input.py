@@ -47,6 +47,8 @@ CASES = [
     ('launch.impala_dmlab', ['--level=rooms_watermase'],
      "error: --level: unknown DeepMind Lab level 'rooms_watermase'; did you mean: "
      'rooms_watermaze?'),
+    ('launch.laser_dmlab30', ['--tasks=rooms_watermase', '--sweep=paper'],
+     "error: --tasks: unknown DMLab-30 level 'rooms_watermase'; did you mean: rooms_watermaze?"),
     ('launch.impala_atari', ['--preset=huge'], "error: unknown --preset='huge'; choose one of: "
      'paper, quick, tiny'),
     ('launch.laser_atari', ['--sweep=large'], "error: unknown sweep 'large': name one of paper, "
@@ -334,7 +336,7 @@ def test_the_table_covers_every_program():
     assert len(CASES) >= 25
     assert programs >= {'launch.impala_atari', 'launch.apex_dqn_atari', 'launch.apex_dpg_control',
                         'launch.laser_atari', 'launch.reactor_atari', 'launch.evaluate',
-                        'paper_tables.compare', 'launch.impala_dmlab',
+                        'paper_tables.compare', 'launch.impala_dmlab', 'launch.laser_dmlab30',
                         'launch.impala_correction_study'}
 
 

@@ -56,7 +56,8 @@ def test_every_data_file_protocol_is_defined_or_none():
 def test_catalog_tables_use_defined_protocols_and_existing_columns():
     for spec in catalog.PAPER_TABLES.values():
         assert spec.protocol in protocols.PROTOCOLS
-        assert spec.column in tables.load(spec.filename).columns
+        # None: a paper with summaries only (LASER's DMLab-30; tests/test_laser_dmlab30.py)
+        assert spec.column is None or spec.column in tables.load(spec.filename).columns
 
 
 def test_catalog_default_tables_exist():

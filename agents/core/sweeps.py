@@ -5,6 +5,8 @@ from-scratch, run concurrently at identical speed"; sec. 5.4 shares their replay
 A sweep is named in the config's `sweep` field: a grid of the agent's config module (`SWEEPS`,
 e.g. 'paper'), or written inline as `field=v1,v2;other=v3,v4`. Members are the grid's
 Cartesian product in the order written, the first field varying slowest; member i is learner i.
+A named sweep may instead be `Sampled`: its members are draws from the experiment's
+`initial_population` distributions, as a population's first members are.
 
 A population of population-based training (`pbt_population`; agents/core/population.py) is
 the same seam: member i is learner i, starting from the i-th draw of the experiment's
@@ -24,10 +26,18 @@ Grid = Mapping[str, Sequence]
 
 
 @dataclasses.dataclass(frozen=True)
+class Sampled:
+    """A named sweep of `size` members drawn from the experiment's `initial_population`
+    distributions, seeded by the config's `seed`, in place of a grid (LASER sec. 5.1: DMLab-30
+    sweeps "contain 10 agents with hyper-parameters sampled similar as Espeholt et al.")."""
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Sweeps:
     """An experiment's named grids, and the fields a sweep may vary: those that learners can
     differ in while sharing one replay server, its tables and the actors' settings."""
-    named: Mapping[str, Grid]
+    named: Mapping[str, Grid | Sampled]
     sweepable: tuple[str, ...]
     # A PBT population's starting distributions: field -> population.LogUniform, Categorical.
     initial_population: Mapping[str, object] = dataclasses.field(default_factory=dict)
@@ -63,6 +73,10 @@ class Sweeps:
         if population.enabled(config):
             return population.initial_population(self.initial_population,
                                                  config.pbt_population, config.seed)
+        sampled = self.named.get(config.sweep)
+        if isinstance(sampled, Sampled):
+            return population.initial_population(self.initial_population, sampled.size,
+                                                 config.seed)
         sweep_grid = self.grid(config)
         fields = list(sweep_grid)
         return [dict(zip(fields, values))

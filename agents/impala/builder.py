@@ -125,10 +125,12 @@ class ImpalaAtari57Builder(ImpalaBuilder):
         super().__init__(config, atari.AtariGames(config, multi_task=True))
 
 
-class ImpalaDmLab30Builder(ImpalaBuilder):
-    """The multi-task agent on DMLab-30 (sec. 5.3.1): figure 3's network with the LSTM core
-    and the instruction encoder, one for every level of `config.tasks`. A step's observation
-    is the frame and the instruction's word ids (environments/dmlab.py)."""
+class DmLab30Unrolls:
+    """What an unroll builder on DMLab-30 (sec. 5.3.1) has in place of Atari's: the levels of
+    `config.tasks` (environments/dmlab.py), whose step's observation is the frame and the
+    instruction's word ids, and figure 3's network with the LSTM core and the instruction
+    encoder, one for every level. Mixed in before an `UnrollBuilder` (IMPALA's here, LASER's
+    in agents/laser/builder.py)."""
 
     def __init__(self, config: ml_collections.ConfigDict):
         super().__init__(config, dmlab.DmLabLevels(config))
@@ -150,3 +152,7 @@ class ImpalaDmLab30Builder(ImpalaBuilder):
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
                        tf.ones((1, 1), tf.bool), network.initial_state(1))
         return network
+
+
+class ImpalaDmLab30Builder(DmLab30Unrolls, ImpalaBuilder):
+    """The multi-task agent on DMLab-30 (sec. 5.3.1): IMPALA's learner on `DmLab30Unrolls`."""

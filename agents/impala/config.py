@@ -3,6 +3,8 @@
 Every paper-stated value names its source in the IMPALA paper (Espeholt et al., 2018). Values
 the paper does not state say so. Presets for small machines live in `presets`, never here.
 """
+from typing import Callable
+
 import ml_collections
 
 from agents.core import config_checks
@@ -65,7 +67,7 @@ def atari_experts() -> ml_collections.ConfigDict:
     # the experts, trained with fixed hyperparameters (app. G). --config.pbt_population=N
     # makes the run's N learners a population (num_learners = N), starting from table D.1
     # (TABLE_D1) and adapting table G.1's four hyperparameters, as the multi-task agent does.
-    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')
+    population_settings(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')
     c.pbt_population = 0
     return c
 
@@ -133,7 +135,7 @@ def _check_learning(config: ml_collections.ConfigDict) -> None:
 # learner's actors plays task g mod N (agents/core/builders.assigned_task), so every task gets
 # the same fixed number of environments.
 
-def _population(c: ml_collections.ConfigDict, adapted: str) -> None:
+def population_settings(c: ml_collections.ConfigDict, adapted: str) -> None:
     """Population-based training as appendix F runs it (agents/core/pbt.py): 24 members
     (tables D.1 and G.1), each a learner of the run, adapting `adapted`; the fitness is stated
     by table G.1, the mean over tasks of each task's capped human-normalised score
@@ -164,27 +166,20 @@ def atari57() -> ml_collections.ConfigDict:
     c.num_actors = 57                # sec. 5.3: a fixed number of actors per game; the number
     c.envs_per_actor = 1             # is not stated for Atari: one each, the fewest
     c.eval_protocol = 'impala_atari_multitask_noop'
-    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')  # table G.1
+    population_settings(c, 'entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm')  # G.1
     c.pbt_anneal_learning_rate = True   # table G.1: "Anneal linearly to 0", for every Atari agent
     return c
 
 
-def dmlab30() -> ml_collections.ConfigDict:
-    """The multi-task agent on DMLab-30 (sec. 5.3.1; appendices B, D and F; tables 3 and B.1):
-    figure 3's network with its LSTM core and instruction encoder on all 30 levels, 'IMPALA,
-    deep, PBT' of table 3 (`--config.torso=shallow --config.num_actors=210` is its shallow
-    net). Learner values as table D.3, loss and optimizer as the experts' (`atari_experts`)."""
-    c = atari_experts()
-    c.experiment = 'impala_dmlab30'
+def dmlab30_environment(c: ml_collections.ConfigDict) -> None:
+    """An Atari config's environment made DMLab-30's (tables D.2 and D.3): the levels in
+    place of the game, figure 3's LSTM core; what every DMLab-30 agent shares (LASER's too)."""
     for atari_only in ('game', 'action_set', 'max_pool_frames', 'frame_stack', 'screen_size',
                        'life_loss_ends_episode', 'noop_max', 'max_episode_frames'):
         del c[atari_only]
     c.tasks = 'dmlab30'              # sec. 5.3.1: the 30 levels of appendix B, trained on the
                                      # _train variants of the two train/test pairs
-    c.torso = 'deep'                 # table 3: 'IMPALA, deep, PBT'; 'shallow' is figure 3 left
     c.core = 'lstm'                  # figure 3: LSTM 256 fed the last action and reward
-
-    # Environment (tables D.2 and D.3).
     c.width = 96                     # table D.3
     c.height = 72                    # table D.3
     c.action_repeat = 4              # table D.3 (the 9 actions of table D.2)
@@ -194,6 +189,17 @@ def dmlab30() -> ml_collections.ConfigDict:
     c.dataset_path = ''              # psychlab_* levels' images (DeepMind Lab's
                                      # data/brady_konkle_oliva2008): '' = DeepMind Lab's default
     c.renderer = 'software'          # DeepMind Lab's renderer: 'software' or 'hardware'
+
+
+def dmlab30() -> ml_collections.ConfigDict:
+    """The multi-task agent on DMLab-30 (sec. 5.3.1; appendices B, D and F; tables 3 and B.1):
+    figure 3's network with its LSTM core and instruction encoder on all 30 levels, 'IMPALA,
+    deep, PBT' of table 3 (`--config.torso=shallow --config.num_actors=210` is its shallow
+    net). Learner values as table D.3, loss and optimizer as the experts' (`atari_experts`)."""
+    c = atari_experts()
+    c.experiment = 'impala_dmlab30'
+    dmlab30_environment(c)
+    c.torso = 'deep'                 # table 3: 'IMPALA, deep, PBT'; 'shallow' is figure 3 left
     c.reward_clipping = 'optimistic_asymmetric'  # table D.3: DMLab-30 rewards through figure
                                      # D.1's 0.3 min(tanh r, 0) + 5 max(tanh r, 0)
 
@@ -213,7 +219,7 @@ def dmlab30() -> ml_collections.ConfigDict:
     c.num_actors = 150               # sec. 5.3.1: 'IMPALA, deep' has 150 actors, 5 per level
     c.envs_per_actor = 1             # (210, 7 per level, for 'IMPALA, shallow')
     c.eval_protocol = 'impala_dmlab30_test'
-    _population(c, 'entropy_cost,learning_rate,rmsprop_epsilon')   # sec. 5.3.1, app. F
+    population_settings(c, 'entropy_cost,learning_rate,rmsprop_epsilon')   # sec. 5.3.1, app. F
     return c
 
 
@@ -268,12 +274,16 @@ def atari57_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     return c
 
 
+# The tiny presets' DMLab-30 levels: a train/test pair and a language level.
+TINY_DMLAB_LEVELS = ('rooms_collect_good_objects_train,language_select_described_object,'
+                     'rooms_watermaze')
+
+
 def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests, on three levels (a train/test pair and a
     language level), one environment each; DMLab levels end at their own time limits."""
-    return _tiny(c, tasks=('rooms_collect_good_objects_train,language_select_described_object,'
-                           'rooms_watermaze'),
-                 pbt_population=0, total_frames=2_000, envs_per_actor=3)
+    return _tiny(c, tasks=TINY_DMLAB_LEVELS, pbt_population=0, total_frames=2_000,
+                 envs_per_actor=3)
 
 
 def dmlab_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
@@ -306,7 +316,7 @@ DMLAB30_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'widt
 DMLAB_FIXED_ON_RESUME = DMLAB30_FIXED_ON_RESUME
 
 
-def _check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:
+def check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:
     """The run's tasks by `resolve` (one line naming an unknown one, with near matches), and
     equal, fixed shares of environments for them (sec. 5.3)."""
     from environments import names  # pylint: disable=import-outside-toplevel
@@ -327,7 +337,7 @@ def _check_tasks(config: ml_collections.ConfigDict, resolve) -> tuple[str, ...]:
 def check_atari57(config: ml_collections.ConfigDict) -> None:
     """One-line errors for the Atari-57 multi-task settings (and `check`'s on each game)."""
     from environments import names  # pylint: disable=import-outside-toplevel
-    tasks = _check_tasks(config, names.atari_rom_id)
+    tasks = check_tasks(config, names.atari_rom_id)
     one_game = ml_collections.ConfigDict(config.to_dict())
     one_game.game = tasks[0]
     config_checks.environment(settings.atari, one_game)
@@ -338,8 +348,8 @@ def check_dmlab30(config: ml_collections.ConfigDict) -> None:
     """One-line errors for the DMLab-30 settings, then for a missing `deepmind_lab` (how to
     build it), before any process starts."""
     from environments import names  # pylint: disable=import-outside-toplevel
-    _check_tasks(config, names.dmlab_train_level)
-    _check_dmlab(config)
+    check_tasks(config, names.dmlab_train_level)
+    check_dmlab_settings(config)
 
 
 def check_dmlab(config: ml_collections.ConfigDict) -> None:
@@ -358,16 +368,19 @@ def check_dmlab(config: ml_collections.ConfigDict) -> None:
         raise config_checks.ConfigError(
             f'--config.pbt_population={config.pbt_population}: impala_dmlab trains with fixed '
             f'hyperparameters (IMPALA sec. 5.2 sweeps them instead); leave it at 0')
-    _check_dmlab(config)
+    check_dmlab_settings(config)
 
 
-def _check_dmlab(config: ml_collections.ConfigDict) -> None:
-    """The checks of every DeepMind Lab experiment after its levels': settings, learning, and
-    last a missing `deepmind_lab` (how to build it)."""
+def check_dmlab_settings(config: ml_collections.ConfigDict,
+                         check_learning: Callable[[ml_collections.ConfigDict], None] = None
+                         ) -> None:
+    """The checks of every DeepMind Lab experiment after its levels': settings, learning (the
+    agent's `check_learning`, IMPALA's by default), and last a missing `deepmind_lab` (how to
+    build it)."""
     from environments import dmlab  # pylint: disable=import-outside-toplevel
     config_checks.one_of(config, 'renderer', ('software', 'hardware'))
     config_checks.one_of(config, 'core', ('lstm',))    # figure 3: the DMLab net has its LSTM
-    _check_learning(config)
+    (check_learning or _check_learning)(config)
     try:
         dmlab.import_deepmind_lab()
     except dmlab.DeepMindLabMissing as e:

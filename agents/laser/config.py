@@ -8,9 +8,11 @@ baseline"). Presets for small machines live in `PRESETS`, never here.
 import ml_collections
 
 from agents.core import config_checks
+from agents.core import population
 from agents.core import runtime_config
 from agents.core import sweeps
 from agents.impala import config as impala_config
+from agents.ops import choices
 from environments import settings
 
 # Not stated in the paper. Chosen by a short sweep of b in {0.1, 0.3, 1.0, infinity} on a shared
@@ -76,25 +78,45 @@ def atari() -> ml_collections.ConfigDict:
 
 
 def dmlab30() -> ml_collections.ConfigDict:
-    """LASER on DMLab-30 (sec. 5.1, 5.3, 5.4; figures 2-3; table 1), as documented settings.
-
-    Runs once environments/dmlab.py exists (the DMLab-30 adapter); PopArt, PixelControl and
-    the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
+    """LASER on DMLab-30 (sec. 5.1, 5.3, 5.4; figures 2-3; table 1): one agent trained on all
+    30 levels at once, or (`sweep='paper'`) sec. 5.1's sweep of 10 agents sharing one replay,
+    or (`pbt_population=10`) figure 3 (right)'s sweep with PBT. The environment is IMPALA's
+    DMLab-30 one (agents/impala/config.py, `dmlab30_environment`). PopArt, PixelControl and the
+    PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
     """
+    impala = impala_config.dmlab30()
     c = atari()
     c.experiment = 'laser_dmlab30'
-    c.torso = 'deep'                 # IMPALA's DMLab-30 network (IMPALA table 3)
+    impala_config.dmlab30_environment(c)   # sec. 5.1: "the multi-task suite DMLab-30 (Espeholt
+                                     # et al., 2018)", with its LSTM core (a PreCo LSTM in the
+                                     # paper; docs/fidelity.md)
+    c.torso = 'deep'                 # not stated for DMLab-30; IMPALA's DMLab-30 network
+                                     # (IMPALA table 3)
     c.channel_multiplier = 1         # sec. 5.1 widens the network for Atari only
-    c.core = 'lstm'                  # sec. 5.1: an LSTM (PreCo in the paper) with recomputed
-                                     # states (app. A.2)
+    c.reward_clipping = impala.reward_clipping   # not stated: the paper normalises rewards with
+                                     # PopArt (not implemented); IMPALA's DMLab-30 clipping
     c.unroll_length = 79             # sec. 5.1: "each corresponding to 79 steps"
-    c.replay_proportion = 0.875      # sec. 5.3, fig. 2-3: 87.5% replay (7 of 8)
-    c.batch_size = 128               # sec. 5.1: DMLab's mini-batches are "chosen as above"
-                                     # (128 with replay): 112 replayed + 16 online
+    c.batch_size = 128               # stated, sec. 5.1: DMLab's mini-batches are "chosen as
+                                     # above", 32 (regular) and 128 (replay): 112 replayed + 16
+                                     # online; 32 is the no-replay baseline's
+    c.replay_proportion = 0.875      # sec. 5.3, figs. 2-3: 87.5% replay (7 of 8)
     c.replay_capacity_observations = 10_000_000  # sec. 5.3, fig. 2 (right): 10M is best
-    c.discount = 0.99                # not stated for DMLab; IMPALA's
+    c.discount = impala.discount     # not stated for DMLab; IMPALA table D.3 (0.99)
     c.rmsprop_epsilon = 0.1          # sec. 5.1: "fixed RMSProp epsilon = 0.1"
+    c.entropy_cost = impala.entropy_cost    # not stated for one agent: the sweeps draw them
+    c.learning_rate = impala.learning_rate  # from IMPALA table D.1 (`DMLAB30_SWEEPS`); one
+                                     # agent takes IMPALA's DMLab-30 values
     c.total_frames = 10_000_000_000  # table 1: DMLab-30 "trained until 10B steps"
+    c.num_actors = impala.num_actors  # not stated; IMPALA sec. 5.3.1's 150 (5 per level),
+    c.envs_per_actor = impala.envs_per_actor     # one environment each
+    c.eval_protocol = 'laser_dmlab30_training'   # app. A.3: training returns
+
+    # Population-based training (sec. 5.1: "sweeps with population based training (PBT)",
+    # figure 3 right): off (0) here, --config.pbt_population=10 for sec. 5.1's 10 agents. How
+    # PBT runs is not stated: IMPALA appendix F's, adapting what sec. 5.1 samples (RMSProp
+    # epsilon is fixed).
+    impala_config.population_settings(c, 'entropy_cost,learning_rate')
+    c.pbt_population = 0
     return c
 
 
@@ -113,12 +135,38 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     """`--preset=tiny`: seconds-long runs for tests."""
+    return _tiny(c, max_episode_frames=2_000)
+
+
+def _tiny(c: ml_collections.ConfigDict, total_frames: int = 20_000,
+          **values) -> ml_collections.ConfigDict:
     return runtime_config.tiny(
-        quick(c), total_frames=20_000, max_episode_frames=2_000, unroll_length=5, batch_size=4,
-        replay_proportion=0.5, replay_capacity_observations=2_000, queue_size=8)
+        quick(c), total_frames=total_frames, unroll_length=5, batch_size=4,
+        replay_proportion=0.5, replay_capacity_observations=2_000, queue_size=8, **values)
+
+
+def dmlab30_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=quick` on DMLab-30: Atari's quick learner (`quick`) on IMPALA's multi-task
+    quick preset's actors, 3 processes whose 30 environments play each level once, and 100,000
+    frames per level. Not timed on a real DeepMind Lab here (none is installed)."""
+    c = quick(c)
+    c.num_actors = 3
+    c.envs_per_actor = 10
+    c.total_frames = 100_000 * 30
+    return c
+
+
+def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=tiny`: seconds-long runs for tests, on IMPALA's three tiny levels, one
+    environment each (DMLab levels end at their own time limits)."""
+    return _tiny(c, tasks=impala_config.TINY_DMLAB_LEVELS, total_frames=2_000, envs_per_actor=3,
+                 checkpoint_interval_s=60.0)  # learner 0 checkpoints the replay with its own,
+                                              # whose frames take seconds to write: every 5 s
+                                              # stalls it
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
+DMLAB30_PRESETS = {'paper': lambda c: c, 'quick': dmlab30_quick, 'tiny': dmlab30_tiny}
 
 SWEEPS = sweeps.Sweeps(
     named={
@@ -134,9 +182,22 @@ SWEEPS = sweeps.Sweeps(
                'trust_region_threshold', 'clip_rho_threshold', 'clip_c_threshold',
                'clip_pg_rho_threshold', 'vtrace_lambda', 'seed'))
 
+# Sec. 5.1: "On DMLab-30 sweeps contain 10 agents with hyper-parameters sampled similar as
+# Espeholt et al. (2018) but fixed RMSProp epsilon = 0.1": IMPALA table D.1's entropy cost and
+# learning rate, drawn for each member (and for a PBT population's start).
+DMLAB30_SWEEPS = sweeps.Sweeps(
+    named={'paper': sweeps.Sampled(10),
+           'quick': sweeps.Sampled(2)},     # the fewest agents that share a replay
+    sweepable=SWEEPS.sweepable,
+    initial_population={field: impala_config.TABLE_D1[field]
+                        for field in ('entropy_cost', 'learning_rate')})
+
 # What the checkpoints and the replay server of a run hold a shape for.
 FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
                    'screen_size', 'unroll_length', 'num_learners', 'sweep', 'replay_shared')
+DMLAB30_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'width', 'height',
+                           'instruction_vocabulary', 'unroll_length', 'num_learners', 'sweep',
+                           'replay_shared', 'pbt_population')
 
 
 def replay_capacity(config: ml_collections.ConfigDict) -> int:
@@ -148,6 +209,21 @@ def replay_capacity(config: ml_collections.ConfigDict) -> int:
 def check(config: ml_collections.ConfigDict) -> None:
     """One-line errors for LASER settings out of range; resolves the game name."""
     config_checks.environment(settings.atari, config)
+    _check_learning(config)
+
+
+def check_dmlab30(config: ml_collections.ConfigDict) -> None:
+    """One-line errors for LASER on DMLab-30 (unknown levels with near matches, unequal shares
+    of environments), then for a missing `deepmind_lab` (how to build it)."""
+    from environments import names  # pylint: disable=import-outside-toplevel
+    impala_config.check_tasks(config, names.dmlab_train_level)
+    impala_config.check_dmlab_settings(config, _check_learning)
+
+
+def _check_learning(config: ml_collections.ConfigDict) -> None:
     config_checks.runtime(config)
     impala_config.check_unroll_learning(config, replay_capacity(config),
                                         'replay_capacity_observations')
+    if 'reward_clipping' in config:
+        config_checks.one_of(config, 'reward_clipping', choices.CLIPPINGS)
+    population.check(config, impala_config.ADAPTABLE)
