@@ -13,6 +13,7 @@ import reverb
 import tensorflow as tf
 import tree
 
+from agents.core import cpu_account
 from agents.core import logging as run_logging
 from agents.core import steps
 from reverb_tables import tables
@@ -77,6 +78,7 @@ class Actor:
         self._episode_stats_table = episode_stats_table
         self._log = run_logging.CsvLogger(log_path) if log_path else None
         self._log_interval = log_interval_s
+        self._account = cpu_account.account(f'actor_{actor_id}')
 
     @property
     def policy(self) -> BatchedPolicy:
@@ -92,17 +94,22 @@ class Actor:
         lengths = np.zeros(len(self._envs), np.int64)
         count = 0
         log_time, log_count = time.monotonic(), 0
+        lap = self._account.lap     # CPU by part, with DISTRL_CPU_ACCOUNT set (cpu_account.py)
         while num_steps is None or count < num_steps:
             if count % self._update_period == 0:
                 self._parameters.update()
+                lap('parameters')
             batch = inputs.batch()
             actions, extras, next_state = self._policy.select_actions(batch, state)
+            lap('inference')
             for k, env in enumerate(self._envs):
                 ts = env.step(actions[k])
+                lap('emulator')
                 step = steps.written_step(
                     batch, k, actions[k], ts, extras,
                     tree.map_structure(lambda s: s[k], state) if recurrent else None)
                 self._adders[k].add(step)
+                lap('adder')
                 returns[k] += ts.reward
                 lengths[k] += self._frames_per_step
                 if ts.last():
@@ -111,11 +118,15 @@ class Actor:
                             ts.observation, step,
                             tree.map_structure(lambda s: s[k], next_state) if recurrent
                             else None))
+                    lap('adder')
                     if getattr(env, 'game_over', True):
                         self._report_game(k, returns[k], lengths[k])
                         returns[k], lengths[k] = 0.0, 0
+                    lap('other')
                     ts = env.reset()
+                    lap('emulator')
                 inputs.advance(k, actions[k], ts)
+                lap('other')
             state = next_state
             count += 1
             if self._log and time.monotonic() - log_time >= self._log_interval:
@@ -125,6 +136,8 @@ class Actor:
                                  'frames_per_second': frames / (now - log_time),
                                  'learner_step': self._parameters.learner_step})
                 log_time, log_count = now, count
+            lap('other')
+            self._account.write(frames=count * len(self._envs) * self._frames_per_step)
 
     def _report_game(self, env: int, episode_return: float, episode_frames: int) -> None:
         self._client.insert(
