@@ -14,6 +14,15 @@ Each part runs in its own process so that its thread settings hold.
 
 instead prints (d) for the feed-forward net and figure 3's LSTM net, run back to back.
 
+  python -m benchmarks.impala_throughput --account [--warmup_s=30 --window_s=60]
+
+instead of (d), accounts for the run's CPU: its CPU seconds per 1,000 frames by process
+(actors, learner, replay server, launcher) and by part inside the actors and the learner
+(benchmarks/run_account.py), the idle cores, then (a), (b), (c) beside the same parts measured
+in the run, and the 'accounted limit': the limit with the run's transport added (the actors'
+adders and parameter pulls, the learner's dataset and parameter push, the replay server), so
+that d / accounted limit is what the run loses beyond the transport's CPU.
+
   python -m benchmarks.impala_throughput --components
 
 instead prints the learner update's frames/s with and without XLA (jit_compile) for both
@@ -33,6 +42,8 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from benchmarks import run_account
+
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
 _TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
 _CORE = flags.DEFINE_string('core', 'feed_forward', "feed_forward, lstm, or 'both': the "
@@ -41,6 +52,15 @@ _PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-e
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
 _COMPONENTS = flags.DEFINE_bool('components', False, 'XLA on/off figures per component.')
+_ACCOUNT = flags.DEFINE_bool('account', False, 'CPU seconds per 1,000 frames of a local run '
+                             'by process and part, and the accounted limit.')
+_WARMUP_S = flags.DEFINE_float('warmup_s', 30.0, '--account: seconds of the run (from its '
+                               'first update) before the account starts.')
+_WINDOW_S = flags.DEFINE_float('window_s', 60.0, '--account: seconds the account covers.')
+_ACCOUNT_OUT = flags.DEFINE_string('account_out', None, '--account: also write the account '
+                                   'and the figures as JSON there.')
+_PARTS = flags.DEFINE_string('parts', None, 'a,b,c in frames/s (e.g. a run\'s figures in '
+                             'benchmarks/README.md) instead of timing them.')
 _PART = flags.DEFINE_string('part', None, 'Internal: run one part and print JSON.')
 _JIT = flags.DEFINE_bool('jit', False, 'Internal: XLA for the part.')
 _BATCH = flags.DEFINE_integer('batch', None, 'Internal: batch size for the part.')
@@ -120,15 +140,20 @@ def part_learner(config):
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
 
 
+def _launch_argv(run_dir, frames, config_overrides):
+    """The local run's command: `frames` frames, `--config.<k>=<v>` for `config_overrides`."""
+    argv = [sys.executable, '-m', 'launch.impala_atari', f'--game={_GAME.value}',
+            f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
+            f'--config.torso={_TORSO.value}', f'--config.total_frames={frames}',
+            f'--config.core={config_overrides.pop("core", _CORE.value)}',
+            '--config.eval_episodes=1', '--config.log_interval_s=5']
+    return argv + [f'--config.{k}={v}' for k, v in config_overrides.items()]
+
+
 def end_to_end(config_overrides):
     """Frames/s of a real local run: learner consumption, after the first 25% of frames."""
     run_dir = tempfile.mkdtemp(prefix='impala_bench_')
-    argv = [sys.executable, '-m', 'launch.impala_atari', f'--game={_GAME.value}',
-            f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
-            f'--config.torso={_TORSO.value}', f'--config.total_frames={_FRAMES.value}',
-            f'--config.core={config_overrides.pop("core", _CORE.value)}',
-            '--config.eval_episodes=1', '--config.log_interval_s=5']
-    argv += [f'--config.{k}={v}' for k, v in config_overrides.items()]
+    argv = _launch_argv(run_dir, _FRAMES.value, config_overrides)
     start = time.time()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(run_dir, 'logs', 'learner.csv')) as f:
@@ -178,6 +203,44 @@ def lstm_against_feed_forward():
     print(f'lstm/feed_forward={fps["lstm"] / fps["feed_forward"]:.2f}')
 
 
+# The parts of the account that the limit leaves out but a distributed run cannot avoid:
+# moving unrolls and parameters between processes.
+_TRANSPORT = {'actor': ('adder', 'parameters'), 'learner': ('dataset', 'push'),
+              'replay': ('total',)}
+
+
+def account_run(cores, a, b, c, limit):
+    """The account of a local run (run_account.py), then the limit's parts beside the run's
+    and the accounted limit."""
+    run_dir = tempfile.mkdtemp(prefix='impala_account_')
+    result = run_account.account(_launch_argv(run_dir, 10**10, {}), _WARMUP_S.value,
+                                 _WINDOW_S.value)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    print(run_account.table(result), flush=True)
+    processes = result['processes']
+
+    def summed(role, part):
+        return sum(p['total'] if part == 'total' else p['parts'].get(part, 0.0)
+                   for name, p in processes.items() if name.startswith(role))
+
+    transport = sum(summed(role, part) for role, parts in _TRANSPORT.items() for part in parts)
+    accounted = cores / (1 / a + 1 / b + 1 / c + transport / 1000)
+    d = result['fps']
+    print('the limit\'s parts per 1,000 frames, alone against in the run (CPU seconds):')
+    for label, alone, in_run in (('(a) emulator', 1000 / a, summed('actor', 'emulator')),
+                                 ('(b) inference', 1000 / b, summed('actor', 'inference')),
+                                 ('(c) learner update', 1000 / c, summed('learner', 'update'))):
+        print(f'  {label:20s} alone {alone:6.3f}  in the run {in_run:6.3f}')
+    print(f'  transport (actors\' adders and pulls, dataset, push, replay) {transport:6.3f}')
+    print(f'limit_fps={limit:,.0f}  accounted_limit_fps={accounted:,.0f}  (d) '
+          f'end_to_end_fps={d:,.0f}')
+    print(f'ratio={d / limit:.2f}  accounted_ratio={d / accounted:.2f}', flush=True)
+    if _ACCOUNT_OUT.value:
+        with open(_ACCOUNT_OUT.value, 'w') as f:
+            json.dump({**result, 'limit': limit, 'accounted_limit': accounted,
+                       'transport': transport}, f, indent=1)
+
+
 def main(argv):
     del argv
     if _PART.value:
@@ -193,9 +256,12 @@ def main(argv):
         return
     cores = os.cpu_count()
     config = _config()
-    a = _run_part('emulator')['fps']
-    b = _run_part('inference', jit=False)['fps']
-    c = _run_part('learner', jit=False)['fps_per_core']
+    if _PARTS.value:
+        a, b, c = (float(x) for x in _PARTS.value.split(','))
+    else:
+        a = _run_part('emulator')['fps']
+        b = _run_part('inference', jit=False)['fps']
+        c = _run_part('learner', jit=False)['fps_per_core']
     limit = cores / (1 / a + 1 / b + 1 / c)
     print(f'game={_GAME.value} torso={_TORSO.value} preset={_PRESET.value} cores={cores} '
           f'envs_per_actor={config.envs_per_actor} batch={config.batch_size}x'
@@ -204,6 +270,9 @@ def main(argv):
     print(f'(b) inference_fps_per_core={b:,.0f}', flush=True)
     print(f'(c) learner_fps_per_core={c:,.0f}', flush=True)
     print(f'limit_fps={limit:,.0f}', flush=True)
+    if _ACCOUNT.value:
+        account_run(cores, a, b, c, limit)
+        return
     d = end_to_end({})
     print(f'(d) end_to_end_fps={d["fps"]:,.0f}  (run of {_FRAMES.value:,} frames took '
           f'{d["wall_s"]:.0f}s)', flush=True)

@@ -96,11 +96,13 @@ class LocalProcess:
     """A supervised child process of this machine with its log file (stderr, and stdout unless
     `console`)."""
 
-    def __init__(self, name: str, argv: list[str], log_path: str, console: bool):
+    def __init__(self, name: str, argv: list[str], log_path: str, console: bool,
+                 cpus: float | None = None):
         self.name = name
         self._argv = argv
         self._log_path = log_path
         self._console = console
+        self._cpus = cpus
         self.restarts = 0
         self.last_failure, self.same_failures = '', 0    # the crash-loop count (_crash_loop)
         self.popen = None
@@ -110,7 +112,8 @@ class LocalProcess:
         log = open(self._log_path, 'ab')
         self.popen = subprocess.Popen(
             self._argv, stdout=None if self._console else log, stderr=log,
-            env=role_environment(), start_new_session=True, preexec_fn=die_with_parent)
+            env=role_environment(self._cpus), start_new_session=True,
+            preexec_fn=die_with_parent)
         log.close()
 
     def poll(self):
@@ -124,7 +127,11 @@ class LocalProcess:
 
 
 class LocalLauncher:
-    """Every role a supervised process of this machine; the replay server on a free port."""
+    """Every role a supervised process of this machine; the replay server on a free port.
+
+    An actor's TensorFlow runs on one thread, as on a Ray cluster (ray_launcher.DEFAULT_CPUS):
+    its batched inference is small, and a second thread cost it 15% more CPU per frame in a
+    local run (benchmarks/README.md, "Every CPU-second of a local run")."""
 
     def __init__(self, module: str, run_dir: str):
         self.address = f'localhost:{portpicker.pick_unused_port()}'
@@ -135,7 +142,8 @@ class LocalLauncher:
     def process(self, role: str, name: str, extra=(), console: bool = False) -> LocalProcess:
         """Starts `role` as the process `name` with the extra flags `extra`."""
         return LocalProcess(name, self._base + [f'--role={role}', *extra],
-                            os.path.join(self._logs, f'{name}.log'), console)
+                            os.path.join(self._logs, f'{name}.log'), console,
+                            cpus=1 if role == 'actor' else None)
 
     def describe(self) -> str:
         return f'replay at {self.address}'

@@ -14,6 +14,7 @@ import reverb
 import tensorflow as tf
 import tree
 
+from agents.core import cpu_account
 from agents.core import logging as run_logging
 from agents.core import steps
 from reverb_tables import tables
@@ -72,11 +73,13 @@ class Actor:
     log_path: str | None = None
     log_interval_s: float = 30.0
     _log: run_logging.CsvLogger | None = dataclasses.field(init=False, repr=False)
+    _account: cpu_account.CpuAccount = dataclasses.field(init=False, repr=False)
 
     def __post_init__(self):
         if len(self.envs) != len(self.adders):
             raise ValueError('need one adder per environment')
         self._log = run_logging.CsvLogger(self.log_path) if self.log_path else None
+        self._account = cpu_account.account(f'actor_{self.actor_id}')
 
     def run(self, num_steps: int | None = None) -> None:
         """Runs `num_steps` batched steps (forever if None)."""
@@ -87,17 +90,22 @@ class Actor:
         lengths = np.zeros(len(self.envs), np.int64)
         count = 0
         log_time, log_count = time.monotonic(), 0
+        lap = self._account.lap     # CPU by part, with DISTRL_CPU_ACCOUNT set (cpu_account.py)
         while num_steps is None or count < num_steps:
             if count % self.update_period == 0:
                 self.parameters.update()
+                lap('parameters')
             batch = inputs.batch()
             actions, extras, next_state = self.policy.select_actions(batch, state)
+            lap('inference')
             for k, env in enumerate(self.envs):
                 ts = env.step(actions[k])
+                lap('emulator')
                 step = steps.written_step(
                     batch, k, actions[k], ts, extras,
                     tree.map_structure(lambda s: s[k], state) if recurrent else None)
                 self.adders[k].add(step)
+                lap('adder')
                 returns[k] += ts.reward
                 lengths[k] += self.frames_per_step
                 if ts.last():
@@ -106,11 +114,15 @@ class Actor:
                             ts.observation, step,
                             tree.map_structure(lambda s: s[k], next_state) if recurrent
                             else None))
+                    lap('adder')
                     if getattr(env, 'game_over', True):
                         self._report_game(k, returns[k], lengths[k])
                         returns[k], lengths[k] = 0.0, 0
+                    lap('other')
                     ts = env.reset()
+                    lap('emulator')
                 inputs.advance(k, actions[k], ts)
+                lap('other')
             state = next_state
             count += 1
             if self._log and time.monotonic() - log_time >= self.log_interval_s:
@@ -120,6 +132,8 @@ class Actor:
                                  'frames_per_second': frames / (now - log_time),
                                  'learner_step': self.parameters.learner_step})
                 log_time, log_count = now, count
+            lap('other')
+            self._account.write(frames=count * len(self.envs) * self.frames_per_step)
 
     def _report_game(self, env: int, episode_return: float, episode_frames: int) -> None:
         self.client.insert(

@@ -18,6 +18,7 @@ import tensorflow as tf
 from absl import logging
 
 from agents.core import config_checks
+from agents.core import cpu_account
 from agents.core import learning
 from agents.core import logging as run_logging
 from agents.core import variables as variables_lib
@@ -110,6 +111,7 @@ class Learner:
         self._nonfinite_run = 0      # consecutive skipped updates
         self._nonfinite_total = 0
         self._stop_requested = False
+        self._account = cpu_account.account(name)
 
     def restore(self) -> None:
         """Restores the newest checkpoint that reads back whole, skipping unreadable ones."""
@@ -129,15 +131,20 @@ class Learner:
         total_frames = self._schedule.total_frames
         log_interval = self._schedule.log_interval_s
         checkpoint_interval = self._schedule.checkpoint_interval_s
+        lap = self._account.lap     # CPU by part, with DISTRL_CPU_ACCOUNT set (cpu_account.py)
         while (self.frames < total_frames and not self._stop_requested
                and (max_steps is None or steps_done < max_steps)):
-            metrics = self._state.update(next(self._iterator))
+            batch = next(self._iterator)
+            lap('dataset')
+            metrics = self._state.update(batch)
             if self._after_update:
                 metrics = self._after_update(metrics)
             steps_done += 1
             step = self.step
             self._count_nonfinite(metrics, step)
+            lap('update')
             self._pusher.push(step)
+            lap('push')
             now = time.monotonic()
             if now - last_log >= log_interval:
                 log_frames = self._log(metrics, now - last_log, log_frames)
@@ -147,6 +154,8 @@ class Learner:
             if now - last_checkpoint >= checkpoint_interval:
                 self._checkpointer.save()
                 last_checkpoint = now
+            lap('logs and checkpoints')
+            self._account.write(frames=self.frames)
         if metrics:
             self._log(metrics, time.monotonic() - last_log, log_frames, force=True)
         self._checkpointer.save(final=True)
