@@ -10,8 +10,8 @@ from agents.core import steps
 def record(builder, min_steps: int, extras: Callable[[], Mapping[str, Any]],
            core_state: Callable[[], Any] | None = None, seed: int = 0) -> list[dict]:
     """Steps of whole episodes of `builder`'s game (at least `min_steps`), bootstrap steps of
-    time-limited ones included; `extras()` gives the policy's extras batched over one environment, `core_state()` a state
-    (core_state None: feed-forward steps)."""
+    time-limited ones included. `extras()` gives the policy's extras of a step, batched over
+    one environment; `core_state()` the core state held before it (None: feed-forward steps)."""
     rng = np.random.default_rng(seed)
     env = builder.environments.environment(seed=seed)
     action_spec = builder.step_spec()['action']

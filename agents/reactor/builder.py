@@ -25,9 +25,9 @@ class ReactorAtariBuilder(builders.Builder):
     """Actors write every overlapping sequence of n steps, each with the core state at its
     start and its stream and position, into the two lazy-priority tables and, as a stub of
     its small fields, into the pace table; each step's frame once, its other fields packed
-    into one column (agents/core/packing.py). The pace table's rate limiter holds the actors and the
-    learner at `acting_steps_per_learning_step` (the learner draws one stub per update); the
-    learner draws each batch with `LazyReplay` and writes priorities back."""
+    into one column (agents/core/packing.py). The pace table's rate limiter holds the actors
+    and the learner at `acting_steps_per_learning_step` (the learner draws one stub per
+    update); the learner draws each batch with `LazyReplay` and writes priorities back."""
 
     # Replay and its bookkeeping survive a restart (Reverb checkpoint with the learner's).
     replay_checkpointing = True
