@@ -7,10 +7,12 @@ The replay server of the paper's Reactor config (the lazy-priority tables, the p
 the snapshot tables) runs in its own process. Whole episodes of real Atari frames are recorded
 first (random actions, random behaviour probabilities and LSTM states as the actor's, episodes
 cut by `--max_episode_frames` so that time limits occur too); then the actor's own adder (one
-stream, a sequence of 33 steps at every step) writes `--steps` steps of them, and the
-server's resident memory growth over them is printed as `bytes_per_step=N`, with the
-paper-config capacity (`replay_capacity` sequences, one per step) at that rate.
+stream, a sequence of 33 steps at every step) writes `--warmup` steps of them, then
+`--steps` more; the server's resident memory growth over the latter is printed as
+`bytes_per_step=N`, with the paper-config capacity (`replay_capacity` sequences, one per
+step) at that rate.
 """
+import itertools
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,8 @@ from benchmarks import atari_steps
 from launch import runtime
 
 _STEPS = flags.DEFINE_integer('steps', 10_000, 'Steps written (one sequence each).')
+_WARMUP = flags.DEFINE_integer('warmup', 2_000, 'Steps written before the measurement (the '
+                               'server\'s start-up growth).')
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game the frames come from.')
 _GAME_STEPS = flags.DEFINE_integer('game_steps', 3_000, 'Steps of whole episodes recorded.')
 _MAX_EPISODE_FRAMES = flags.DEFINE_integer('max_episode_frames', 4_000,
@@ -58,27 +62,40 @@ def main(argv):
     server = subprocess.Popen(
         [sys.executable, '-m', 'launch.reactor_atari', '--role=replay',
          f'--replay_address={address}', f'--run_dir={tempfile.mkdtemp()}',
-         f'--game={config.game}', f'--config.min_replay_size={_STEPS.value + 1_000}'],
+         f'--game={config.game}',
+         f'--config.min_replay_size={_STEPS.value + _WARMUP.value + 1_000}'],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         runtime.wait_for_replay(address)
         client = reverb.Client(address)
         adder = builder.adder(client, learner_id=0)
-        time.sleep(2.0)
-        before = psutil.Process(server.pid).memory_info().rss
-        start = time.monotonic()
-        for t in range(_STEPS.value + config.sequence_length - 1):
-            adder.add(recorded[t % len(recorded)])
-        adder.close()
-        rate = _STEPS.value / (time.monotonic() - start)
-        time.sleep(2.0)
-        after = psutil.Process(server.pid).memory_info().rss
-        items = client.server_info()[lazy_priorities.LAZY_PRIORITIZED].current_size
+        table = lazy_priorities.LAZY_PRIORITIZED
+        replayed = itertools.cycle(recorded)
+
+        def write(count):
+            """Writes until the server holds `count` more sequences: its memory before and
+            after, the sequences written and the seconds it took."""
+            held = client.server_info()[table].current_size
+            time.sleep(2.0)
+            before = psutil.Process(server.pid).memory_info().rss
+            start = time.monotonic()
+            while client.server_info()[table].current_size < held + count:
+                for _ in range(config.sequence_length):
+                    adder.add(next(replayed))
+            seconds = time.monotonic() - start
+            time.sleep(2.0)
+            after = psutil.Process(server.pid).memory_info().rss
+            return before, after, client.server_info()[table].current_size - held, seconds
+
+        write(_WARMUP.value)
+        before, after, items, seconds = write(_STEPS.value)
+        rate = items / seconds
         per_step = (after - before) / items
         print(f'{items:,} sequences of {config.sequence_length} steps at every step of real '
               f'{config.game} frames ({len(recorded):,} steps recorded: {ends} episode ends, '
-              f'{limits} time limits), {rate:,.0f} steps/s through the adder: server memory '
-              f'{before / 2**20:,.0f} MiB -> {after / 2**20:,.0f} MiB')
+              f'{limits} time limits) after {_WARMUP.value:,} written first, {rate:,.0f} '
+              f'steps/s through the adder: server memory {before / 2**20:,.0f} MiB -> '
+              f'{after / 2**20:,.0f} MiB')
         print(f'bytes_per_step={per_step:.0f}')
         print(f"the paper config's {config.replay_capacity:,}-sequence replay at this rate: "
               f'{per_step * config.replay_capacity / 1e9:,.1f} GB', flush=True)
