@@ -33,7 +33,7 @@ from absl import flags
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
-from agents.core import steps
+from benchmarks import atari_steps
 from launch import runtime
 from reverb_tables import tables
 
@@ -42,27 +42,6 @@ _SECONDS = flags.DEFINE_float('seconds', 10.0, 'Seconds parts (b) to (d) are tim
 _LEARNER = flags.DEFINE_bool('learner', False, 'Also time the DQN update at batch 512.')
 _GAME_STEPS = flags.DEFINE_integer('game_steps', 3_000, 'Steps of whole games recorded.')
 _READERS = flags.DEFINE_integer('readers', None, 'Sample streams (default: the config\'s).')
-
-
-def _record(builder, min_steps, rng):
-    """Steps of whole games as the actor writes them (q values random)."""
-    env = builder.environments.environment(seed=0)
-    action_spec = builder.step_spec()['action']
-    recorded = []
-    inputs = steps.StepInputs([env.reset()], action_spec)
-    while True:
-        action = np.int32(rng.integers(builder.environments.num_actions))
-        extras = {'q_value': rng.normal(size=1).astype(np.float32),
-                  'bootstrap_value': rng.normal(size=1).astype(np.float32)}
-        timestep = env.step(action)
-        recorded.append(steps.written_step(inputs.batch(), 0, action, timestep, extras))
-        if timestep.last():
-            if timestep.discount > 0:
-                recorded.append(steps.bootstrap_step(timestep.observation, recorded[-1]))
-            if len(recorded) >= min_steps:
-                return recorded
-            timestep = env.reset()
-        inputs.advance(0, action, timestep)
 
 
 def _cpu_seconds(*pids):
@@ -88,7 +67,9 @@ def main(argv):
     config.replay_readers = _READERS.value or config.replay_readers
     builder = builder_lib.ApexDQNAtariBuilder(config)
     rng = np.random.default_rng(0)
-    recorded = _record(builder, _GAME_STEPS.value, rng)
+    recorded = atari_steps.record(builder, _GAME_STEPS.value, lambda: {
+        'q_value': rng.normal(size=1).astype(np.float32),
+        'bootstrap_value': rng.normal(size=1).astype(np.float32)})
     port = portpicker.pick_unused_port()
     address = f'localhost:{port}'
     server = subprocess.Popen(

@@ -9,6 +9,9 @@ end-to-end frames/s against IMPALA.
     sequences. Batches of 4 are drawn for `--seconds` each, back to back, with the learner's
     write-back of 4 priorities after each: `LazyReplay.sample` + `update` against
     `Client.sample` + `mutate_priorities`. Prints sequences/s of each and their ratio.
+    Then the same lazy draws from the paper config's tables as the actor's adder writes them
+    (every step field, real Pong frames, `--items` steps): the learner's sampling rate with
+    the replay layout it trains on.
 (b) Learner: the paper config's update (batch 4, n = 33, 51 atoms, Pong's 6 actions) on a fixed
     batch, without XLA and with it; prints updates/s and acting steps/s it sustains at the
     paper's 5 acting steps per learning step.
@@ -27,15 +30,19 @@ import numpy as np
 import reverb
 import tensorflow as tf
 
+from agents.core import builders
 from agents.core import steps
 from agents.networks import reactor as reactor_network
+from agents.reactor import builder as builder_lib
 from agents.reactor import config as reactor_config
 from agents.reactor import learning
+from benchmarks import atari_steps
 from benchmarks import runs
 from agents.reactor import lazy_priorities
 
 _ITEMS = flags.DEFINE_integer('items', 20_000, '(a) Sequences in each table.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, '(a, b) Seconds per measurement.')
+_SAMPLING_ONLY = flags.DEFINE_bool('sampling_only', False, 'Run (a) alone.')
 _END_TO_END = flags.DEFINE_bool('end_to_end', True, 'Run (c).')
 _FRAMES = flags.DEFINE_integer('frames', 100_000, '(c) Frames each agent trains.')
 _GAME = flags.DEFINE_string('game', 'pong', '(c) Atari game.')
@@ -103,6 +110,26 @@ def sampling() -> None:
           f'write-back: plain prioritized {plain:,.0f} sequences/s, lazy {lazy:,.0f} '
           f'sequences/s (lazy / plain = {lazy / plain:.2f})', flush=True)
     server.stop()
+    config = reactor_config.atari()
+    config.replay_capacity, config.replay_slack = num_items, 1_000
+    config.min_replay_size = num_items + _LENGTH     # the pace table never holds the adder
+    builder = builder_lib.ReactorAtariBuilder(config)
+    recorded = atari_steps.record(
+        builder, 3_000, lambda: {'behaviour_prob': rng.uniform(size=1).astype(np.float32)},
+        lambda: tf.nest.map_structure(lambda s: rng.normal(size=s.shape).astype(np.float32),
+                                      builder.step_spec()[steps.CORE_STATE]))
+    server = reverb.Server(builders.replay_tables(builder, 1))
+    client = reverb.Client(f'localhost:{server.port}')
+    adder = builder.adder(client, 0)
+    for t in range(num_items + _LENGTH - 1):
+        adder.add(recorded[t % len(recorded)])
+    adder.close()
+    replay = builder.lazy_replay(client, 0)
+    replay.sync()
+    replay.update(list(replay.lazy.estimates()), rng.uniform(0.1, 2.0, len(replay.lazy)))
+    print(f'(a) the same lazy draws from the tables the actor\'s adder writes (every step field, '
+          f'real Pong frames): {_rate(lazy_batch):,.0f} sequences/s', flush=True)
+    server.stop()
 
 
 def _batch(network, rng) -> dict:
@@ -163,6 +190,8 @@ def end_to_end() -> None:
 def main(argv):
     del argv
     sampling()
+    if _SAMPLING_ONLY.value:
+        return
     learner()
     if _END_TO_END.value:
         end_to_end()

@@ -18,10 +18,11 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import portpicker
 import reverb
+import tree
 from absl import logging
 
 from agents.core import builders
@@ -57,9 +58,34 @@ def serve_replay(tables: Sequence[reverb.Table], port: int,
     print(f'[replay] serving {", ".join(t.name for t in tables)} on port {port}', flush=True)
     if checkpoint_dir:
         info = reverb.Client(f'localhost:{port}').server_info()
+        try:
+            check_restored_layout(tables, info, checkpoint_dir)
+        except LaunchError:
+            server.stop()
+            raise
         sizes = ' '.join(f'{t.name}={info[t.name].current_size}' for t in tables)
         print(f'[replay] checkpoints in {checkpoint_dir}; items restored: {sizes}', flush=True)
     server.wait()
+
+
+def _layout(signature) -> tuple:
+    """A signature's field names (where it is a dict) and its tensors' shapes and dtypes."""
+    return (sorted(signature) if isinstance(signature, Mapping) else None,
+            [(tuple(spec.shape), spec.dtype.name) for spec in tree.flatten(signature)])
+
+
+def check_restored_layout(tables: Sequence[reverb.Table], info, checkpoint_dir: str) -> None:
+    """LaunchError where a table restored from `checkpoint_dir` (`info`: the server's) holds
+    items of another signature than declared: Reverb restores a checkpoint's own signatures,
+    so items written by an earlier layout would reach actors and learners unreadable."""
+    for table in tables:
+        restored, declared = info[table.name].signature, table.info.signature
+        if restored is not None and _layout(restored) != _layout(declared):
+            raise LaunchError(
+                f'the replay checkpoint in {checkpoint_dir} holds table {table.name} in another '
+                f'layout than this code writes (fields {_layout(restored)[0]}, not '
+                f'{_layout(declared)[0]}): it was written before the layout changed; move it '
+                f'away to start with an empty replay')
 
 
 def replay_checkpoint_dir(builder, run_dir: str) -> str | None:

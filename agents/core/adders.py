@@ -32,18 +32,22 @@ class SequenceAdder:
     flush closes the chunks the items reference, so it also sets how many steps Reverb
     compresses together and how many chunk references each item holds: with a sequence at
     every step (Reactor), flushing each item would store each step as a chunk of its own and
-    cost 10 times the memory per stored step (benchmarks/README.md, "Reactor").
+    cost 10 times the memory per stored step (benchmarks/README.md, "Reactor"). Reverb's
+    auto-tuned chunks are shorter still; `chunk_length` fixes every column's chunks at that
+    many steps (flush at the same period to keep chunks whole).
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
                  length: int, period: int, max_in_flight_items: int = 2,
                  columns: Mapping[str, Sequence[str]] | None = None,
-                 flush_period: int | None = None):
+                 flush_period: int | None = None, chunk_length: int | None = None):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities:
             raise ValueError('a SequenceAdder needs at least one table')
-        self._writer = client.trajectory_writer(num_keep_alive_refs=length)
+        self._keep_alive = length + (chunk_length or 0)
+        self._chunk_length = chunk_length
+        self._writer = client.trajectory_writer(num_keep_alive_refs=self._keep_alive)
         self._priorities = dict(priorities)
         self._columns = dict(columns or {})
         self._length = length
@@ -56,6 +60,10 @@ class SequenceAdder:
 
     def add(self, step: Mapping[str, Any]) -> None:
         self._writer.append(step)
+        if self._chunk_length and not self._num_steps:
+            for path, _ in tree.flatten_with_path(self._writer.history):
+                self._writer.configure(path, num_keep_alive_refs=self._keep_alive,
+                                       max_chunk_length=self._chunk_length)
         self._steps.append(step)
         self._num_steps += 1
         if (self._num_steps >= self._length

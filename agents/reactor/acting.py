@@ -8,6 +8,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.core import adders
+from agents.core import packing as packing_lib
 from agents.core import steps
 from agents.reactor import lazy_priorities
 
@@ -44,16 +45,19 @@ class ReactorPolicy:
 class StreamAdder:
     """A `SequenceAdder` whose steps also carry their stream (a random id per environment and
     adder, so an actor's restart starts a new stream) and position in it, the fields lazy
-    priorities order sequences by (agents/reactor/lazy_priorities.py)."""
+    priorities order sequences by (agents/reactor/lazy_priorities.py); every field but the
+    observation goes packed into one column (`packing`)."""
 
-    def __init__(self, sequences: adders.SequenceAdder):
+    def __init__(self, sequences: adders.SequenceAdder, packing: packing_lib.StepPacking):
         self._sequences = sequences
+        self._packing = packing
         self._stream = np.int64(secrets.randbits(62))
         self._position = 0
 
     def add(self, step: Mapping[str, Any]) -> None:
-        self._sequences.add({**step, lazy_priorities.STREAM: self._stream,
-                             lazy_priorities.POSITION: np.int64(self._position)})
+        self._sequences.add(self._packing.pack({
+            **step, lazy_priorities.STREAM: self._stream,
+            lazy_priorities.POSITION: np.int64(self._position)}))
         self._position += 1
 
     def close(self) -> None:

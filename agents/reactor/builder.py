@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from agents.core import adders
 from agents.core import builders
+from agents.core import packing as packing_lib
 from agents.core import replay_feedback
 from agents.core import steps
 from agents.networks import reactor as reactor_network
@@ -23,9 +24,10 @@ PACE = 'reactor_pace'
 class ReactorAtariBuilder(builders.Builder):
     """Actors write every overlapping sequence of n steps, each with the core state at its
     start and its stream and position, into the two lazy-priority tables and, as a stub of
-    positions, into the pace table. The pace table's rate limiter holds the actors and the
-    learner at `acting_steps_per_learning_step` (the learner draws one stub per update); the
-    learner draws each batch with `LazyReplay` and writes priorities back."""
+    its small fields, into the pace table; each step's frame once, its other fields packed
+    into one column (agents/core/packing.py). The pace table's rate limiter holds the actors
+    and the learner at `acting_steps_per_learning_step` (the learner draws one stub per
+    update); the learner draws each batch with `LazyReplay` and writes priorities back."""
 
     # Replay and its bookkeeping survive a restart (Reverb checkpoint with the learner's).
     replay_checkpointing = True
@@ -44,11 +46,16 @@ class ReactorAtariBuilder(builders.Builder):
                     lazy_priorities.POSITION: tf.TensorSpec([], tf.int64)},
             core_state=steps.state_spec(network.initial_state(1)))
 
+    def packing(self) -> packing_lib.StepPacking:
+        """How steps are written: the frame and one column of every other field."""
+        return packing_lib.StepPacking(self.step_spec())
+
     def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
-        signature = steps.trajectory_signature(self.step_spec(), c.sequence_length)
+        packing = self.packing()
+        signature = steps.trajectory_signature(packing.step_spec, c.sequence_length)
         lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay_capacity,
-                                           slack=c.replay_slack)
+                                           slack=c.replay_slack, fields=packing.fields)
         pace = reverb.Table(
             name=PACE, sampler=reverb.selectors.Uniform(), remover=reverb.selectors.Fifo(),
             max_size=c.replay_capacity + c.replay_slack,
@@ -56,7 +63,7 @@ class ReactorAtariBuilder(builders.Builder):
                 samples_per_insert=1.0 / c.acting_steps_per_learning_step,
                 min_size_to_sample=c.min_replay_size,
                 error_buffer=float(c.rate_limiter_tolerance)),
-            signature={lazy_priorities.POSITION: signature[lazy_priorities.POSITION]})
+            signature={packing_lib.PACKED: signature[packing_lib.PACKED]})
         made = lazy + [pace, *lazy_priorities.snapshot_tables()]
         return [builders.TableDeclaration(table.name, lambda name, t=table: t, shared=True)
                 for table in made]
@@ -81,7 +88,7 @@ class ReactorAtariBuilder(builders.Builder):
             self._replays[learner_id] = lazy_priorities.LazyReplay(
                 client, capacity=c.replay_capacity, epsilon=c.replay_epsilon,
                 seed=builders.learner_seed(c, learner_id),
-                snapshot_table=lazy_priorities.LAZY_SNAPSHOT)
+                snapshot_table=lazy_priorities.LAZY_SNAPSHOT, unpack=self.packing().unpack)
         return self._replays[learner_id]
 
     def dataset(self, replay_address: str, learner_id: int) -> Iterator[dict]:
@@ -116,10 +123,13 @@ class ReactorAtariBuilder(builders.Builder):
     def adder(self, client: reverb.Client, learner_id: int) -> acting.StreamAdder:
         c = self.config
         pending = lazy_priorities.adder_priorities()
+        # Chunks of n // 2 steps, not Reverb's auto-tuned shorter ones: a sequence of n spans
+        # three per column (benchmarks/README.md, "Replay memory per stored step").
+        chunk = max(1, c.sequence_length // 2)
         return acting.StreamAdder(adders.SequenceAdder(
             client, {**pending, PACE: adders.constant_priority()}, length=c.sequence_length,
-            period=c.sequence_period, columns={PACE: (lazy_priorities.POSITION,)},
-            flush_period=c.sequence_length // 2))
+            period=c.sequence_period, columns={PACE: (packing_lib.PACKED,)},
+            flush_period=chunk, chunk_length=chunk), self.packing())
 
     def policy(self, network: snt.Module, actor_id: int, seed: int) -> acting.ReactorPolicy:
         del actor_id, seed   # sampling is seeded through tf.random.set_seed

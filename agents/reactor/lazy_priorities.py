@@ -62,7 +62,7 @@ import bisect
 import heapq
 import itertools
 import math
-from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from absl import logging
 import numpy as np
@@ -351,10 +351,12 @@ class LazyPriorities:
 
 def lazy_tables(signature: Mapping[str, Any], *, capacity: int, slack: int,
                 min_size_to_sample: int = 1, prioritized_name: str = LAZY_PRIORITIZED,
-                uniform_name: str = LAZY_UNIFORM) -> list[reverb.Table]:
+                uniform_name: str = LAZY_UNIFORM,
+                fields: Iterable[str] | None = None) -> list[reverb.Table]:
     """The prioritized table (p^, Prioritized(1.0)) and the uniform table (the eps part), each
-    holding `capacity + slack` items with a FIFO remover; items carry STREAM and POSITION."""
-    missing = {STREAM, POSITION} - set(signature)
+    holding `capacity + slack` items with a FIFO remover; items carry STREAM and POSITION
+    (among `fields`, what `LazyReplay`'s `unpack` makes of an item; default the signature's)."""
+    missing = {STREAM, POSITION} - set(signature if fields is None else fields)
     if missing:
         raise ValueError(f'lazy replay items need the fields {sorted(missing)}')
     return [reverb.Table(name=name, sampler=sampler, remover=reverb.selectors.Fifo(),
@@ -412,7 +414,8 @@ class LazyReplay:
     """The learner's side of lazy prioritized replay: registration of new items, batches
     drawn with P(t), priority write-back (module docstring). Use it from one thread: draws go
     through `Client.sample` on that thread (no tf.data prefetch), so that no registration
-    happens between the draws of one batch. `capacity` must be below the tables' max_size.
+    happens between the draws of one batch. `capacity` must be below the tables' max_size;
+    `unpack` turns a drawn item into its fields (agents/core/packing.py).
 
     The bookkeeping lives in this process. `save()` writes it into the snapshot tables on the
     server (`snapshot_tables`), so that a Reverb checkpoint taken right after holds tables and
@@ -432,7 +435,8 @@ class LazyReplay:
     def __init__(self, client: reverb.Client, *, capacity: int, epsilon: float = EPSILON,
                  initial_priority: float = 1.0, prioritized_table: str = LAZY_PRIORITIZED,
                  uniform_table: str = LAZY_UNIFORM, seed: int | None = None,
-                 max_rounds: int = 10_000, snapshot_table: str | None = None):
+                 max_rounds: int = 10_000, snapshot_table: str | None = None,
+                 unpack: Callable[[Mapping[str, Any]], Mapping[str, Any]] = dict):
         if not 0 <= epsilon <= 1:
             raise ValueError(f'epsilon must be in [0, 1], got {epsilon}')
         self._client = client
@@ -452,6 +456,7 @@ class LazyReplay:
             raise ValueError(f'capacity {capacity} must be in [1, {max_size}): the tables\' '
                              f'max_size (capacity + slack) must leave room for new items')
         self._signature = info[prioritized_table].signature
+        self._unpack = unpack
         self._initial = initial_priority
         if snapshot_table:
             self._reload()
@@ -524,11 +529,12 @@ class LazyReplay:
                 f'priorities')
 
     def _draws(self, table: str, count: int):
-        """`count` draws: (info, unflattened data)."""
+        """`count` draws: (info, unflattened and unpacked data)."""
         if count <= 0:
             return
         for sample in self._client.sample(table, count, emit_timesteps=False):
-            yield sample.info, tree.unflatten_as(self._signature, list(sample.data))
+            yield sample.info, self._unpack(tree.unflatten_as(self._signature,
+                                                              list(sample.data)))
 
     def _register(self, found: Mapping[int, Mapping[str, Any]]) -> None:
         """Adds newly drawn pending items, prunes to capacity, writes it all back."""
