@@ -29,6 +29,9 @@ VARIANTS = {
     'epsilon_floor': (('--config.rmsprop_epsilon=0.0001',),
                       "epsilon 1e-4 inside the square root: the denominator's floor 0.01 of "
                       "PolyBeast's epsilon 0.01 outside it"),
+    'unroll_80': (('--config.batch_size=8', '--config.unroll_length=80'),
+                  "PolyBeast's batch shape, 8 unrolls of 80 steps: table G.1's 640 steps per "
+                  "update, returns over 80 steps"),
 }
 
 _VARIANTS = flags.DEFINE_list('variants', list(VARIANTS), 'Which variants to train.')
