@@ -17,13 +17,9 @@ another load on the machine changes less than the rates.
     batches/s (the paper's GPU learner: 19 batches/s, sec. 4.1).
 """
 import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
-import portpicker
 import psutil
 import reverb
 import tensorflow as tf
@@ -34,7 +30,7 @@ from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
 from benchmarks import atari_steps
-from launch import runtime
+from benchmarks import replay_server
 from reverb_tables import tables
 
 _TRANSITIONS = flags.DEFINE_integer('transitions', 20_000, 'Transitions inserted.')
@@ -70,20 +66,14 @@ def main(argv):
     recorded = atari_steps.record(builder, _GAME_STEPS.value, lambda: {
         'q_value': rng.normal(size=1).astype(np.float32),
         'bootstrap_value': rng.normal(size=1).astype(np.float32)})
-    port = portpicker.pick_unused_port()
-    address = f'localhost:{port}'
-    server = subprocess.Popen(
-        [sys.executable, '-m', 'launch.apex_dqn_atari', '--role=replay',
-         f'--replay_address={address}', f'--run_dir={tempfile.mkdtemp()}',
-         f'--config.min_replay_size={config.batch_size}'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        runtime.wait_for_replay(address)
+    with replay_server.started('launch.apex_dqn_atari',
+                               f'--config.min_replay_size={config.batch_size}'
+                               ) as (address, server_pid):
         client = reverb.Client(address)
         adder = builder.adder(client, learner_id=0)
         time.sleep(2.0)
-        before = psutil.Process(server.pid).memory_info().rss
-        pids = (os.getpid(), server.pid)
+        before = psutil.Process(server_pid).memory_info().rss
+        pids = (os.getpid(), server_pid)
         cpu = _cpu_seconds(*pids)
         start = time.monotonic()
         while client.server_info()[tables.PRIORITIZED].current_size < _TRANSITIONS.value:
@@ -94,7 +84,7 @@ def main(argv):
         insert_rate = inserted / (time.monotonic() - start)
         insert_cpu = _per_item(cpu, _cpu_seconds(*pids), inserted)
         time.sleep(2.0)
-        after = psutil.Process(server.pid).memory_info().rss
+        after = psutil.Process(server_pid).memory_info().rss
         per_transition = (after - before) / inserted
         print(f'(a) insert: {insert_rate:,.0f} items/s through the adder (batches of '
               f'{config.transition_batch_size}); {inserted:,} transitions of real Pong frames: '
@@ -132,9 +122,6 @@ def main(argv):
             print(f'(d) DQN update at batch {config.batch_size}: {rate:.2f} batches/s '
                   f'({rate * config.batch_size:,.0f} transitions/s; paper: 19 batches/s on a '
                   'GPU)', flush=True)
-    finally:
-        server.terminate()
-        server.wait()
 
 
 if __name__ == '__main__':

@@ -13,15 +13,11 @@ stream, a sequence of 33 steps at every step) writes `--warmup` steps of them, t
 step) at that rate.
 """
 import itertools
-import subprocess
-import sys
-import tempfile
 import time
 
 from absl import app
 from absl import flags
 import numpy as np
-import portpicker
 import psutil
 import reverb
 import tensorflow as tf
@@ -30,7 +26,7 @@ from agents.reactor import builder as builder_lib
 from agents.reactor import config as reactor_config
 from agents.reactor import lazy_priorities
 from benchmarks import atari_steps
-from launch import runtime
+from benchmarks import replay_server
 
 _STEPS = flags.DEFINE_integer('steps', 10_000, 'Steps written (one sequence each).')
 _WARMUP = flags.DEFINE_integer('warmup', 2_000, 'Steps written before the measurement (the '
@@ -57,16 +53,11 @@ def main(argv):
             lambda s: rng.normal(size=s.shape).astype(np.float32), state_spec))
     ends = sum(step['discount'] == 0 for step in recorded)
     limits = sum(step['mask'] == 0 for step in recorded)
-    address = f'localhost:{portpicker.pick_unused_port()}'
     # No learner samples the pace table: its rate limiter must let every step in.
-    server = subprocess.Popen(
-        [sys.executable, '-m', 'launch.reactor_atari', '--role=replay',
-         f'--replay_address={address}', f'--run_dir={tempfile.mkdtemp()}',
-         f'--game={config.game}',
-         f'--config.min_replay_size={_STEPS.value + _WARMUP.value + 1_000}'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        runtime.wait_for_replay(address)
+    with replay_server.started(
+            'launch.reactor_atari', f'--game={config.game}',
+            f'--config.min_replay_size={_STEPS.value + _WARMUP.value + 1_000}'
+            ) as (address, server_pid):
         client = reverb.Client(address)
         adder = builder.adder(client, learner_id=0)
         table = lazy_priorities.LAZY_PRIORITIZED
@@ -77,14 +68,14 @@ def main(argv):
             after, the sequences written and the seconds it took."""
             held = client.server_info()[table].current_size
             time.sleep(2.0)
-            before = psutil.Process(server.pid).memory_info().rss
+            before = psutil.Process(server_pid).memory_info().rss
             start = time.monotonic()
             while client.server_info()[table].current_size < held + count:
                 for _ in range(config.sequence_length):
                     adder.add(next(replayed))
             seconds = time.monotonic() - start
             time.sleep(2.0)
-            after = psutil.Process(server.pid).memory_info().rss
+            after = psutil.Process(server_pid).memory_info().rss
             return before, after, client.server_info()[table].current_size - held, seconds
 
         write(_WARMUP.value)
@@ -99,9 +90,6 @@ def main(argv):
         print(f'bytes_per_step={per_step:.0f}')
         print(f"the paper config's {config.replay_capacity:,}-sequence replay at this rate: "
               f'{per_step * config.replay_capacity / 1e9:,.1f} GB', flush=True)
-    finally:
-        server.terminate()
-        server.wait()
 
 
 if __name__ == '__main__':

@@ -42,3 +42,26 @@ def checkpoint_frames(run_dir):
     """The frame count of the learner's newest checkpoint; 0 before the first."""
     path = tf.train.latest_checkpoint(os.path.join(run_dir, 'checkpoints'))
     return int(path.rsplit('-', 1)[1]) if path else 0
+
+
+def assert_refused_in_one_line(process, message, timeout=240):
+    """A launch `process` given bad input exits 2 with one line that starts with `message`,
+    and no traceback."""
+    _, stderr = process.communicate(timeout=timeout)
+    lines = stderr.strip().splitlines()
+    assert process.returncode == 2 and 'Traceback' not in stderr, stderr
+    assert len(lines) == 1 and lines[0].startswith(message), stderr
+
+
+def finish_beside_refusals(launcher, refusals, timeout):
+    """Each (process, message) of `refusals`, a launch given bad input beside the `launcher`'s
+    run, refused in one line (`assert_refused_in_one_line`); then the launcher's (stdout,
+    stderr) once it ends, within `timeout` s. Every process is killed on the way out."""
+    try:
+        for process, message in refusals:
+            assert_refused_in_one_line(process, message)
+        return launcher.communicate(timeout=timeout)
+    finally:
+        launcher.kill()
+        for process, _ in refusals:
+            process.kill()

@@ -15,6 +15,7 @@ from launch import configs
 from launch import experiments
 from launch_processes import ENV
 from launch_processes import ROOT
+from launch_processes import finish_beside_refusals
 from paper_tables import catalog
 from paper_tables import tables
 
@@ -78,17 +79,8 @@ def test_tiny_sweep_shares_one_replay_and_is_set_beside_table_1(tmp_path):
     launcher = _start(['--sweep=quick', '--config.total_frames=400'], run_dir, fake)
     bad = [_start(args, str(tmp_path / f'bad_{i}'), dict(ENV, PYTHONPATH=ROOT))
            for i, (args, _) in enumerate(BAD_INPUT)]
-    try:
-        for (_, message), process in zip(BAD_INPUT, bad):
-            _, stderr = process.communicate(timeout=240)
-            lines = stderr.strip().splitlines()
-            assert process.returncode == 2 and 'Traceback' not in stderr, stderr
-            assert len(lines) == 1 and lines[0].startswith(message), stderr
-        output, errors = launcher.communicate(timeout=600)
-    finally:
-        launcher.kill()
-        for process in bad:
-            process.kill()
+    output, errors = finish_beside_refusals(
+        launcher, [(process, message) for process, (_, message) in zip(bad, BAD_INPUT)], 600)
     assert launcher.returncode == 0, output + errors
     for i in range(len(BAD_INPUT)):
         assert not os.path.exists(tmp_path / f'bad_{i}' / 'config.json')

@@ -15,6 +15,7 @@ from launch import experiments
 from launch import fitness
 from launch_processes import ENV
 from launch_processes import ROOT
+from launch_processes import finish_beside_refusals
 from paper_tables import scores
 
 GAMES = ('asterix', 'berzerk', 'qbert')
@@ -69,17 +70,8 @@ def test_tiny_run_logs_and_evaluates_every_game(tmp_path):
     bad = [_start(program, args, str(tmp_path / f'bad_{i}'),
                   env=dict(ENV, PYTHONPATH=ROOT))      # no fake deepmind_lab on the path
            for i, (program, args, _) in enumerate(BAD_INPUT)]
-    try:
-        for (_, _, message), process in zip(BAD_INPUT, bad):
-            _, stderr = process.communicate(timeout=240)
-            lines = stderr.strip().splitlines()
-            assert process.returncode == 2 and 'Traceback' not in stderr, stderr
-            assert len(lines) == 1 and lines[0].startswith(message), stderr
-        output, errors = launcher.communicate(timeout=400)
-    finally:
-        launcher.kill()
-        for process in bad:
-            process.kill()
+    output, errors = finish_beside_refusals(
+        launcher, [(process, message) for process, (_, _, message) in zip(bad, BAD_INPUT)], 400)
     assert launcher.returncode == 0, output + errors
     for i in range(len(BAD_INPUT)):
         assert not os.path.exists(tmp_path / f'bad_{i}' / 'config.json')

@@ -5,10 +5,11 @@ line a researcher watches (frames, frames/s, recent game scores, loss).
 """
 import collections
 import csv
+import dataclasses
 import os
 import sys
 import time
-from typing import Mapping
+from typing import Mapping, TextIO
 
 import numpy as np
 import tensorflow as tf
@@ -67,19 +68,19 @@ def eta(frames_left: int, frames_per_second: float) -> str:
     return f'{hours}h{minutes:02d}m' if hours else f'{minutes}m{seconds % 60:02d}s'
 
 
+@dataclasses.dataclass
 class ProgressLine:
     """Prints `[role] frames ... | f/s ... | ETA ... | return ... | loss ...` at most every
-    `interval` s; the ETA is the frames left at the frames/s of the last interval."""
+    `interval_s` s; the ETA is the frames left at the frames/s of the last interval."""
 
-    def __init__(self, role: str, total_frames: int, interval_s: float = 10.0,
-                 stream=sys.stdout):
-        self._role = role
-        self._total = total_frames
-        self._interval = interval_s
-        self._stream = stream
-        self._last_time = None
-        self._last_frames = 0
-        self._returns = collections.deque(maxlen=20)
+    role: str
+    total_frames: int
+    interval_s: float = 10.0
+    stream: TextIO = sys.stdout
+    _last_time: float | None = dataclasses.field(default=None, init=False)
+    _last_frames: int = dataclasses.field(default=0, init=False)
+    _returns: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=20), init=False)
 
     def add_returns(self, returns) -> None:
         self._returns.extend(returns)
@@ -89,16 +90,16 @@ class ProgressLine:
         if self._last_time is None:
             self._last_time, self._last_frames = now, frames
             return
-        if not force and now - self._last_time < self._interval:
+        if not force and now - self._last_time < self.interval_s:
             return
         fps = (frames - self._last_frames) / max(now - self._last_time, 1e-9)
         score = (f'{np.mean(self._returns):.1f} (last {len(self._returns)} games)'
                  if self._returns else 'n/a')
         extra = ' | '.join(f'{k} {v:.4g}' for k, v in values.items())
-        percent = 100.0 * frames / max(self._total, 1)
-        print(f'[{self._role}] frames {frames:,} ({percent:.1f}%) | {fps:,.0f} frames/s | '
-              f'ETA {eta(self._total - frames, fps)} | return {score} | {extra}',
-              file=self._stream, flush=True)
+        percent = 100.0 * frames / max(self.total_frames, 1)
+        print(f'[{self.role}] frames {frames:,} ({percent:.1f}%) | {fps:,.0f} frames/s | '
+              f'ETA {eta(self.total_frames - frames, fps)} | return {score} | {extra}',
+              file=self.stream, flush=True)
         self._last_time, self._last_frames = now, frames
 
 
