@@ -5,9 +5,9 @@
 
 Each protocol (paper_tables/protocols.py) fixes the episode count, no-op starts, frame cap and
 action set of the table it reproduces; a protocol scored on training episodes (LASER app. C,
-A.3) reads the run's logs/episodes.csv instead of playing, per task for a multi-task run. With several learners (a sweep), evaluate
-each RUN_DIR/learner_<i>. Rows: game, protocol, checkpoint_frames, episode,
-score (raw game score), episode_frames.
+A.3) reads the run's logs/episodes.csv instead of playing, per task for a multi-task run. With
+several learners (a sweep), evaluate each RUN_DIR/learner_<i>. Rows: game, protocol,
+checkpoint_frames, episode, score (raw game score), episode_frames.
 
 Bad input (a protocol that cannot score the run, a flag it would ignore) is refused in one line
 before TensorFlow is imported (`check_request`).

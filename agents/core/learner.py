@@ -125,14 +125,14 @@ class Learner:
         if self._hook:
             self._hook.start()
         last_checkpoint = last_log = time.monotonic()
-        log_frames = self.frames
+        log_frames = frames = self.frames
         steps_done = 0
         metrics = {}
         total_frames = self._schedule.total_frames
         log_interval = self._schedule.log_interval_s
         checkpoint_interval = self._schedule.checkpoint_interval_s
         lap = self._account.lap     # CPU by part, with DISTRL_CPU_ACCOUNT set (cpu_account.py)
-        while (self.frames < total_frames and not self._stop_requested
+        while (frames < total_frames and not self._stop_requested
                and (max_steps is None or steps_done < max_steps)):
             batch = next(self._iterator)
             lap('dataset')
@@ -155,7 +155,8 @@ class Learner:
                 self._checkpointer.save()
                 last_checkpoint = now
             lap('logs and checkpoints')
-            self._account.write(frames=self.frames)
+            frames = self.frames
+            self._account.write(frames=frames)
         if metrics:
             self._log(metrics, time.monotonic() - last_log, log_frames, force=True)
         self._checkpointer.save(final=True)
