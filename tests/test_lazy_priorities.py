@@ -3,6 +3,7 @@ reading of the paper, the partition's independence of priority values, and the R
 on a loopback server (registration, write-back, the eps-mixture's sampling distribution and
 beta = 1 importance weights, capacity)."""
 import itertools
+import threading
 import time
 
 import numpy as np
@@ -392,6 +393,64 @@ def test_a_restarted_server_is_met_by_its_checkpoints_snapshot(tmp_path):
     assert all(int(k) in replay.lazy for k in batch.info.key)
     _check_server(client, replay.lazy)
     server.stop()
+
+
+class _ServerDiesAtRegistration(reverb.Client):
+    """A real client of a real server that, once `armed`, is stopped while the learner's
+    registration is on its way, and restarted from its checkpoint on the same port (the replay
+    role's restart). `in_flight`: the call was on the wire, and gRPC reports what it reported
+    in such a run ('Connection reset by peer'); otherwise the call is made to the stopped
+    server, which Reverb's client holds until the restarted server takes it."""
+
+    def __init__(self, server, directory, in_flight):
+        super().__init__(f'localhost:{server.port}')
+        self.server, self._directory, self._in_flight = server, directory, in_flight
+        self.armed = False
+
+    def _restart(self, port):
+        self.server, _ = _checkpointed_server(self._directory, port)
+
+    def mutate_priorities(self, table, updates=None, deletes=None):
+        if not (self.armed and deletes is not None):   # a write-back, or not yet
+            return super().mutate_priorities(table, updates=updates, deletes=deletes)
+        self.armed = False
+        port = self.server.port
+        self.server.stop()
+        if self._in_flight:
+            self._restart(port)
+            raise RuntimeError('Connection reset by peer')
+        restart = threading.Timer(1.0, self._restart, [port])
+        restart.start()
+        try:
+            return super().mutate_priorities(table, updates=updates, deletes=deletes)
+        finally:
+            restart.join()
+
+
+@pytest.mark.parametrize('in_flight', [True, False])
+def test_a_registration_the_dying_server_did_not_take_is_met_by_its_snapshot(tmp_path,
+                                                                             in_flight):
+    """The server dies while registrations are written (the bookkeeping has them, its
+    checkpoint not): `sample` waits for the restarted server and takes its checkpoint's
+    snapshot, and the learner goes on."""
+    rng = np.random.default_rng(9)
+    server, _ = _checkpointed_server(tmp_path)
+    client = _ServerDiesAtRegistration(server, tmp_path, in_flight)
+    _write(client, [(0, x) for x in range(10)])
+    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
+    replay.sync()
+    _train(replay, rng)
+    replay.save()
+    client.checkpoint()
+    saved = replay.lazy.estimates()
+    _write(client, [(1, x) for x in range(5)])       # pending: not in the checkpoint
+    client.armed = True
+    batch = replay.sample(4)
+    assert not client.armed                          # the server did die at registration
+    assert replay.lazy.estimates() == pytest.approx(saved)
+    assert all(int(k) in replay.lazy for k in batch.info.key)
+    _check_server(client, replay.lazy)
+    client.server.stop()
 
 
 def test_a_snapshot_written_into_a_restarted_server_is_passed_over(tmp_path):

@@ -550,7 +550,11 @@ class LazyReplay:
         changes.update(more)
         for key in removed:
             changes.pop(key, None)
-        self._client.mutate_priorities(self._prioritized, updates=changes, deletes=removed)
+        try:
+            self._client.mutate_priorities(self._prioritized, updates=changes, deletes=removed)
+        except RuntimeError as e:   # the server died: it comes back from its checkpoint
+            raise ReplayDivergedError(f'{self._prioritized}: registrations not written, the '
+                                      f'server is down ({e})') from None
 
     def _classify(self, info, total: float) -> str:
         """'pending' (a new item), 'dirty' (drawn while some item was pending) or 'clean'.
@@ -604,8 +608,9 @@ class LazyReplay:
         info.priority p^_t; data is stacked on a leading batch axis.
 
         Tables that no longer match the bookkeeping (a replay server restarted from its
-        checkpoint) are met by taking the checkpoint's snapshot, where there is a snapshot
-        table; `ReplayDivergedError` if they do not match that either."""
+        checkpoint, or died before taking a registration) are met by taking the checkpoint's
+        snapshot once the server answers, where there is a snapshot table;
+        `ReplayDivergedError` if they do not match that either."""
         try:
             return self._sample(batch_size)
         except ReplayDivergedError as e:
