@@ -122,9 +122,7 @@ ROWS = {row.name: row for row in (
         **_PONG_PUBLISHED),
     Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
         ('--game=pong', '--preset=paper'), marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M),
-        target=Target(20 * M, 18.0), stop_frames=21_500_000, **_PONG_PUBLISHED,
-        note='Not regenerated yet: the earlier 21.5M-frame run (benchmarks/README.md, '
-             '"IMPALA\'s paper settings" (d)) kept no data.'),
+        target=Target(20 * M, 18.0), stop_frames=21_500_000, **_PONG_PUBLISHED),
     Row('impala_breakout', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M),
         marks=_BREAKOUT_MARKS, target=Target(10 * M, 70.0),
