@@ -3,10 +3,11 @@
   python -m benchmarks.laser_replay [--unrolls=2000] [--game=breakout]
 
 A replay server of the LASER Atari config (uniform FIFO table of unrolls of 20 steps, the
-paper's 19 new observations each) runs in its own process; one actor's adder writes `--unrolls`
-unrolls of real frames (random actions) into it. The server's resident memory before and after,
-over the observations written, is the figure; it prints `bytes_per_observation=N` and what the
-paper's 10M-observation replay (sec. 5.4) would need at that rate.
+paper's 19 new observations each) runs in its own process; the actors' adder, each frame
+stored once, writes `--unrolls` unrolls of real frames (random actions) into it. The server's
+resident memory before and after, over the observations written, is the figure; it prints
+`bytes_per_observation=N` and what the paper's 10M-observation replay (sec. 5.4) would need at
+that rate.
 """
 import subprocess
 import sys
@@ -53,9 +54,11 @@ def main(argv):
         config.game = _GAME.value
         laser_config.check(config)
         builder = builder_lib.LaserAtariBuilder(config)
+        # The actors' adder (agents/impala/builder.py) without its online queue, which no
+        # learner drains here: each frame stored once.
         adder = adders.SequenceAdder(client, {tables.REPLAY: adders.constant_priority()},
                                      length=config.unroll_length + 1,
-                                     period=config.unroll_length)
+                                     period=config.unroll_length, stack=builder.stored_stack)
         env = builder.environments.environment(seed=0)
         action_spec = builder.step_spec()['action']
         logits = np.zeros(builder.environments.num_actions, np.float32)

@@ -84,7 +84,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
              max_episode_frames=max_episode_frames, envs_per_actor=1, batch_size=1,
              replay_readers=1)
     builder = builder_lib.ApexDQNAtariBuilder(c)
-    signature = transitions.transition_signature(builder.step_spec(), c.n_step, builder.stack)
+    signature = transitions.transition_signature(builder.step_spec(), c.n_step, builder.frame_stack)
     # A queue with the table's signature returns the items in the order they were written.
     server = reverb.Server([reverb.Table.queue(tables.PRIORITIZED, 1000, signature=signature),
                             tables.variables_table(), tables.episode_stats_table()])

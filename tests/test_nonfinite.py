@@ -69,7 +69,7 @@ def test_the_launcher_does_not_restart_a_learner_that_stopped_on_purpose(tmp_pat
 def _apex_sample(builder, rng, reward):
     """A batch of 4 transitions of `builder`'s signature, rewards set to `reward`."""
     signature = transitions.transition_signature(builder.step_spec(), builder.config.n_step,
-                                           builder.stack)
+                                           builder.frame_stack)
 
     def value(name, spec):
         shape = (4, *spec.shape)

@@ -26,14 +26,9 @@ class _ApexBuilder(builders.Builder):
     # The prioritized replay (sec. 3) survives a restart: the learner checkpoints it with itself.
     replay_checkpointing = True
 
-    @property
-    def stack(self) -> int:
-        """Frames per observation: Atari stacks 4 (appendix C); control features are one."""
-        return self.config.get('frame_stack', 1)
-
     def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
-        signature = transitions.transition_signature(self.step_spec(), c.n_step, self.stack)
+        signature = transitions.transition_signature(self.step_spec(), c.n_step, self.frame_stack)
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
@@ -57,7 +52,7 @@ class _ApexBuilder(builders.Builder):
         return transitions.NStepTransitionAdder(
             client, self.table(tables.PRIORITIZED, learner_id), n_step=c.n_step,
             discount=c.discount, batch_size=c.transition_batch_size,
-            reward_clip=c.reward_clip or None, stack=self.stack)
+            reward_clip=c.reward_clip or None, stack=self.frame_stack)
 
     def actor_update_period(self) -> int:
         """Sec. 4.1: each environment's actor copies parameters every 400 frames."""

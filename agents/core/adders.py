@@ -4,6 +4,7 @@ own module, agents/core/transitions.py."""
 import collections
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
 import reverb
 import tree
 
@@ -35,17 +36,26 @@ class SequenceAdder:
     cost 10 times the memory per stored step (benchmarks/README.md, "Reactor"). Reverb's
     auto-tuned chunks are shorter still; `chunk_length` fixes every column's chunks at that
     many steps (flush at the same period to keep chunks whole).
+
+    With `stack` > 1 each frame is stored once, as Ape-X's transitions store them
+    (agents/core/transitions.py): an observation of `stack` frames on its last axis, oldest
+    first (environments/atari.py), is written as its newest frame and `steps.STACK_DEPTH`, how
+    many of its older frames are the earlier steps' newest frames (the others are a reset's
+    zeros); an item's observations are its steps' frames and the `stack` - 1 before them
+    (`steps.frame_signature`), and `steps.stacked_observations` rebuilds the stacks.
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
                  length: int, period: int, max_in_flight_items: int = 2,
                  columns: Mapping[str, Sequence[str]] | None = None,
-                 flush_period: int | None = None, chunk_length: int | None = None):
+                 flush_period: int | None = None, chunk_length: int | None = None,
+                 stack: int = 1):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities:
             raise ValueError('a SequenceAdder needs at least one table')
-        self._keep_alive = length + (chunk_length or 0)
+        self._span = length + stack - 1     # the steps an item's observations reach back
+        self._keep_alive = self._span + (chunk_length or 0)
         self._chunk_length = chunk_length
         self._writer = client.trajectory_writer(num_keep_alive_refs=self._keep_alive)
         self._priorities = dict(priorities)
@@ -54,11 +64,17 @@ class SequenceAdder:
         self._period = period
         self._max_in_flight = max_in_flight_items
         self._flush_period = flush_period or period
+        self._stack = stack
+        self._frames = collections.deque(maxlen=stack - 1)   # the last steps' newest frames
         self._steps = collections.deque(maxlen=length)
         self._num_steps = 0
         self._flushed_at = 0
 
     def add(self, step: Mapping[str, Any]) -> None:
+        if self._stack > 1:
+            if not self._num_steps:
+                self._write_older_frames(step['observation'])
+            step = self._newest_frame(step)
         self._writer.append(step)
         if self._chunk_length and not self._num_steps:
             for path, _ in tree.flatten_with_path(self._writer.history):
@@ -71,6 +87,8 @@ class SequenceAdder:
             history = dict(self._writer.history)
             state = history.pop(steps.CORE_STATE, None)
             trajectory = tree.map_structure(lambda column: column[-self._length:], history)
+            if self._stack > 1:
+                trajectory['observation'] = history['observation'][-self._span:]
             if state is not None:
                 trajectory[steps.CORE_STATE] = tree.map_structure(
                     lambda column: column[-self._length], state)
@@ -84,6 +102,30 @@ class SequenceAdder:
                 # Blocks while a table is full: the learner's pace throttles the actors.
                 self._writer.flush(block_until_num_items=self._max_in_flight)
                 self._flushed_at = self._num_steps
+
+    def _frames_of(self, observation) -> list:
+        width = observation.shape[-1] // self._stack
+        return [observation[..., k * width:(k + 1) * width] for k in range(self._stack)]
+
+    def _write_older_frames(self, observation) -> None:
+        """The first observation's older frames, as observation-only steps before the first
+        step, so that the first item's observations have them as every later item's do."""
+        for frame in self._frames_of(observation)[:-1]:
+            self._writer.append({'observation': frame})
+            self._frames.append(frame)
+
+    def _newest_frame(self, step: Mapping[str, Any]) -> dict:
+        """The step with its observation's newest frame and STACK_DEPTH in place of it."""
+        frames = self._frames_of(step['observation'])
+        depth = 0
+        while (depth < len(self._frames)
+               and np.array_equal(frames[-2 - depth], self._frames[-1 - depth])):
+            depth += 1
+        if any(frame.any() for frame in frames[:self._stack - 1 - depth]):
+            raise ValueError('an observation\'s older frames must be the earlier steps\' newest '
+                             'frames or zeros (a frame stack, oldest first)')
+        self._frames.append(frames[-1])
+        return {**step, 'observation': frames[-1], steps.STACK_DEPTH: np.uint8(depth)}
 
     def close(self) -> None:
         """Sends every pending item, then closes the stream."""

@@ -123,6 +123,12 @@ class Builder(abc.ABC):
     def evaluation_policy(self, network: snt.Module) -> actor_lib.BatchedPolicy:
         """The policy a paper's evaluation protocol runs."""
 
+    @property
+    def frame_stack(self) -> int:
+        """Frames per observation: Atari stacks 4 (DQN; IMPALA table G.1), which the adders
+        store once each; DMLab's frames and control features are one."""
+        return self.config.get('frame_stack', 1)
+
     def actor_update_period(self) -> int:
         """Batched steps between the actors' parameter pulls (IMPALA: each unroll, sec. 3)."""
         return 1

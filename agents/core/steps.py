@@ -26,6 +26,10 @@ import tensorflow as tf
 import tree
 
 CORE_STATE = 'core_state'
+# [] uint8: how many of a step's older stacked frames are the earlier steps' newest frames
+# (the others are a reset's zeros), where an adder stores each frame once
+# (adders.SequenceAdder's `stack`).
+STACK_DEPTH = 'stack_depth'
 
 
 def step_spec(*, observation: tf.TensorSpec, action: tf.TensorSpec,
@@ -136,3 +140,34 @@ def trajectory_signature(step_spec: Mapping[str, Any], length: int) -> dict[str,
     if CORE_STATE in step_spec:
         signature[CORE_STATE] = step_spec[CORE_STATE]
     return signature
+
+
+def frame_signature(signature: Mapping[str, Any], stack: int) -> dict[str, Any]:
+    """`trajectory_signature`'s items as a SequenceAdder with `stack` > 1 writes them: the
+    observation column of single frames, `stack` - 1 more of them (those before the first
+    step), and a STACK_DEPTH per step (`stack` 1: as it is)."""
+    if stack == 1:
+        return dict(signature)
+    observation = signature['observation']
+    length, *shape, channels = observation.shape
+    return {**signature,
+            'observation': tf.TensorSpec([length + stack - 1, *shape, channels // stack],
+                                         observation.dtype, observation.name),
+            STACK_DEPTH: tf.TensorSpec([length], tf.uint8, STACK_DEPTH)}
+
+
+def stacked_observations(data: Mapping[str, Any], stack: int) -> dict[str, Any]:
+    """Batch-major items of `frame_signature` -> the same with `observation` [B, T, ..., stack
+    * width] as the environment gave it: at step t, frame t and the `stack` - 1 before it,
+    oldest first, those beyond STACK_DEPTH zeros (a reset's zero-filled stack)."""
+    if stack == 1:
+        return dict(data)
+    frames = data['observation']
+    length = frames.shape[1] - stack + 1
+    depth = tf.cast(data[STACK_DEPTH], tf.int32)
+    channels = []
+    for j in range(stack):        # channel block j holds the frame stack - 1 - j steps back
+        kept = tf.cast(stack - 1 - j <= depth, frames.dtype)
+        channels.append(frames[:, j:j + length] * kept[(...,) + (None,) * (frames.shape.rank - 2)])
+    rest = {name: value for name, value in data.items() if name != STACK_DEPTH}
+    return {**rest, 'observation': tf.concat(channels, axis=-1)}

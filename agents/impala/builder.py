@@ -59,7 +59,8 @@ class UnrollBuilder(builders.Builder):
         c = self.config
         # Unrolls of T+1 steps: step T of one unroll is step 0 of the next (overlap 1), so the
         # learner bootstraps from V(x_T) and learns from every transition once (sec. 3).
-        signature = steps.trajectory_signature(self.step_spec(), c.unroll_length + 1)
+        signature = steps.frame_signature(
+            steps.trajectory_signature(self.step_spec(), c.unroll_length + 1), self.stored_stack)
         declared = [builders.TableDeclaration(
             tables.QUEUE, lambda name: tables.queue_table(signature, c.queue_size, name=name))]
         if c.replay_proportion:
@@ -70,20 +71,29 @@ class UnrollBuilder(builders.Builder):
                 shared=c.replay_shared))
         return declared
 
+    @property
+    def stored_stack(self) -> int:
+        """The adder's `stack`: with a replay, each frame is stored once (the replay's memory:
+        benchmarks/README.md, "LASER replay"); a queue alone keeps the stacks as the actors
+        saw them, which costs the actors and the learner less CPU per frame
+        (benchmarks/README.md, "Every CPU-second of a local run")."""
+        return self.frame_stack if self.config.replay_proportion else 1
+
     def dataset(self, replay_address: str, learner_id: int):
         c = self.config
         replayed = impala_config.replay_batch_size(c)
         parts = [(self.table(tables.QUEUE, learner_id), c.batch_size - replayed)]
         if replayed:
             parts.append((self.table(tables.REPLAY, learner_id), replayed))
-        return iter(datasets.batches(replay_address, parts).map(lambda sample: sample.data))
+        return iter(datasets.batches(replay_address, parts).map(
+            lambda sample: steps.stacked_observations(sample.data, self.stored_stack)))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
         if self.config.replay_proportion:
             priorities[self.table(tables.REPLAY, learner_id)] = adders.constant_priority()
         return adders.SequenceAdder(client, priorities, length=self.config.unroll_length + 1,
-                                    period=self.config.unroll_length)
+                                    period=self.config.unroll_length, stack=self.stored_stack)
 
     def actor_update_period(self) -> int:
         """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""

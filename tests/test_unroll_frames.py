@@ -1,0 +1,88 @@
+"""IMPALA's and LASER's unrolls store each frame once where a replay holds them: on a real
+Atari game run by the real actor, the unrolls the learner's dataset rebuilds from the stored
+frames equal, element for element, the T+1 steps the actor wrote (observations as the
+environment gave them, stacks of 4), with episodes ending inside unrolls by termination (lost
+lives, game over) and time limits, and the first unroll of the actor's life starting from its
+first observation."""
+import numpy as np
+import pytest
+import reverb
+
+from agents.core import actor as actor_lib
+from agents.core import steps
+from agents.core import variables
+from agents.impala import builder as builder_lib
+from agents.impala import config as impala_config
+from reverb_tables import tables
+
+
+class _Recording:
+    """The real adder, keeping the step stream it was given."""
+
+    def __init__(self, adder):
+        self.adder = adder
+        self.steps = []
+
+    def add(self, step):
+        self.steps.append(step)
+        self.adder.add(step)
+
+
+def _episode_kinds(stream):
+    kinds = set()
+    for previous, step in zip(stream, stream[1:]):
+        if previous['mask'] == 0:
+            kinds.add('time limit')
+        if previous['discount'] == 0 and previous['mask'] == 1:
+            kinds.add('termination')
+        if previous['discount'] == 0 or previous['mask'] == 0:
+            older = step['observation'][..., :-1]
+            kinds.add('reset with zeros' if not older.any() else 'stack carried over')
+    return kinds
+
+
+@pytest.mark.parametrize('max_episode_frames', [400, 100_000])
+def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
+    c = impala_config.tiny(impala_config.atari_experts())
+    c.update(game='breakout', noop_max=3, max_episode_frames=max_episode_frames,
+             envs_per_actor=1, batch_size=1, unroll_length=20)
+    assert builder_lib.ImpalaAtariBuilder(c).stored_stack == 1     # a queue alone: stacks
+    c.replay_proportion = 0.5                                        # table 2's replay
+    builder = builder_lib.ImpalaAtariBuilder(c)
+    assert builder.stored_stack == 4
+    signature = builder.tables()[0].make(tables.QUEUE).info.signature
+    assert signature['observation'].shape[0] == c.unroll_length + 1 + 3     # frames once
+    # Queues with the tables' signature return the items in the order they were written;
+    # with one unroll per batch, none is drawn from replay (impala_config.replay_batch_size).
+    server = reverb.Server([reverb.Table.queue(tables.QUEUE, 1000, signature=signature),
+                            reverb.Table.queue(tables.REPLAY, 1000, signature=signature),
+                            tables.variables_table(), tables.episode_stats_table()])
+    address = f'localhost:{server.port}'
+    client = reverb.Client(address)
+    network = builder.network()
+    policy = builder.policy(network, actor_id=0, seed=0)
+    variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
+    recording = _Recording(builder.adder(client, learner_id=0))
+    actor = actor_lib.Actor(
+        envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
+        parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
+        action_spec=builder.step_spec()['action'], update_period=c.unroll_length,
+        client=client, actor_id=0, frames_per_step=c.action_repeat)
+    actor.run(num_steps=600)
+    recording.adder.close()
+    expected_kinds = {'termination', 'reset with zeros'} | (
+        {'time limit'} if max_episode_frames == 400 else set())
+    assert expected_kinds <= _episode_kinds(recording.steps)
+
+    stream = recording.steps
+    count = (len(stream) - 1) // c.unroll_length
+    assert client.server_info()[tables.QUEUE].current_size == count
+    dataset = builder.dataset(address, learner_id=0)
+    for k in range(count):
+        batch = next(dataset)
+        assert steps.STACK_DEPTH not in batch
+        unroll = stream[k * c.unroll_length:(k + 1) * c.unroll_length + 1]
+        for name in ('observation', 'action', 'reward', 'discount', 'mask', 'behaviour_logits'):
+            np.testing.assert_array_equal(batch[name].numpy()[0],
+                                          np.stack([step[name] for step in unroll]))
+    server.stop()
