@@ -74,7 +74,7 @@ class UnrollBuilder(builders.Builder):
     @property
     def stored_stack(self) -> int:
         """The adder's `stack`: with a replay, each frame is stored once (the replay's memory:
-        benchmarks/README.md, "LASER replay"); a queue alone keeps the stacks as the actors
+        benchmarks/README.md, "Replay memory"); a queue alone keeps the stacks as the actors
         saw them, which costs the actors and the learner less CPU per frame
         (benchmarks/README.md, "Every CPU-second of a local run")."""
         return self.frame_stack if self.config.replay_proportion else 1
