@@ -55,10 +55,9 @@ def main(argv):
         laser_config.check(config)
         builder = builder_lib.LaserAtariBuilder(config)
         # The actors' adder (agents/impala/builder.py) without its online queue, which no
-        # learner drains here: each frame stored once.
+        # learner drains here.
         adder = adders.SequenceAdder(client, {tables.REPLAY: adders.constant_priority()},
-                                     length=config.unroll_length + 1,
-                                     period=config.unroll_length, stack=builder.stored_stack)
+                                     **builder.sequence_layout())
         env = builder.environments.environment(seed=0)
         action_spec = builder.step_spec()['action']
         logits = np.zeros(builder.environments.num_actions, np.float32)

@@ -92,11 +92,16 @@ class UnrollBuilder(builders.Builder):
         priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
         if self.config.replay_proportion:
             priorities[self.table(tables.REPLAY, learner_id)] = adders.constant_priority()
-        # Chunks of one unroll per column, not Reverb's auto-tuned shorter ones: fewer,
-        # larger messages (benchmarks/README.md, "Every CPU-second of a local run").
-        return adders.SequenceAdder(client, priorities, length=self.config.unroll_length + 1,
-                                    period=self.config.unroll_length, stack=self.stored_stack,
-                                    chunk_length=self.config.unroll_length)
+        return adders.SequenceAdder(client, priorities, **self.sequence_layout())
+
+    def sequence_layout(self) -> dict:
+        """The adder's layout of the unrolls: T+1 steps every T, frames stored once with a
+        replay (`stored_stack`), and chunks of one unroll per column, not Reverb's auto-tuned
+        shorter ones: fewer, larger messages (benchmarks/README.md, "Every CPU-second of a
+        local run")."""
+        unroll = self.config.unroll_length
+        return dict(length=unroll + 1, period=unroll, stack=self.stored_stack,
+                    chunk_length=unroll)
 
     def actor_update_period(self) -> int:
         """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""
