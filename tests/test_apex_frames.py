@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import reverb
 
+import recorded_steps
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import actor as actor_lib
@@ -13,18 +14,6 @@ from agents.core import transitions
 from agents.core import variables
 from agents.ops import replay
 from reverb_tables import tables
-
-
-class _Recording:
-    """The real adder, keeping the step stream it was given."""
-
-    def __init__(self, adder):
-        self.adder = adder
-        self.steps = []
-
-    def add(self, step):
-        self.steps.append(step)
-        self.adder.add(step)
 
 
 def _two_stack_transitions(stream, n, gamma, clip):
@@ -61,20 +50,6 @@ def _two_stack_transitions(stream, n, gamma, clip):
     return out
 
 
-def _episode_kinds(stream):
-    """How the stream's episodes end and how the following ones start."""
-    kinds = set()
-    for previous, step in zip(stream, stream[1:]):
-        if previous['mask'] == 0:
-            kinds.add('time limit')
-        if previous['discount'] == 0 or previous['mask'] == 0:
-            older = step['observation'][..., :-1]
-            kinds.add('reset with zeros' if not older.any() else 'stack carried over')
-        if previous['discount'] == 0 and previous['mask'] == 1:
-            kinds.add('termination')
-    return kinds
-
-
 @pytest.mark.parametrize('max_episode_frames, kinds', [
     (400, {'time limit', 'termination', 'reset with zeros', 'stack carried over'}),
     (100_000, {'termination', 'reset with zeros', 'stack carried over'})])
@@ -93,7 +68,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
     network = builder.network()
     policy = builder.policy(network, actor_id=0, seed=0)
     variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
-    recording = _Recording(builder.adder(client, learner_id=0))
+    recording = recorded_steps.Recording(builder.adder(client, learner_id=0))
     actor = actor_lib.Actor(
         envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
         parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
@@ -101,7 +76,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
         actor_id=0, frames_per_step=c.action_repeat)
     actor.run(num_steps=450)
     recording.adder.flush()
-    assert kinds <= _episode_kinds(recording.steps)
+    assert kinds <= recorded_steps.episode_kinds(recording.steps)
 
     expected = _two_stack_transitions(recording.steps, c.n_step, c.discount, c.reward_clip)
     assert client.server_info()[tables.PRIORITIZED].current_size == len(expected)

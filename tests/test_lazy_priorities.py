@@ -367,18 +367,25 @@ def _train(replay, rng, count=3):
     replay.update(keys, rng.uniform(0.5, 3.0, size=len(keys)))
 
 
+def _saved_replay(client, identities, rng):
+    """A learner's LazyReplay that registered `identities`, trained on some of them, saved its
+    bookkeeping and had the server checkpoint it."""
+    _write(client, identities)
+    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
+    replay.sync()
+    _train(replay, rng)
+    replay.save()
+    client.checkpoint()
+    return replay
+
+
 def test_a_restarted_server_is_met_by_its_checkpoints_snapshot(tmp_path):
     """The server goes back to its checkpoint while the learner's bookkeeping has moved on,
     and actors write to it before the learner draws: the learner takes the checkpoint's
     snapshot without registering anything into the old tables, and goes on."""
     rng = np.random.default_rng(7)
     server, client = _checkpointed_server(tmp_path)
-    _write(client, [(s, x) for s in (0, 1) for x in range(10)])
-    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
-    replay.sync()
-    _train(replay, rng)
-    replay.save()
-    client.checkpoint()
+    replay = _saved_replay(client, [(s, x) for s in (0, 1) for x in range(10)], rng)
     saved = {k: replay.lazy.assigned(k) for k in replay.lazy.estimates()}
     _write(client, [(0, x) for x in range(10, 16)])   # registered and trained after it
     replay.sample(4)
@@ -436,12 +443,7 @@ def test_a_registration_the_dying_server_did_not_take_is_met_by_its_snapshot(tmp
     rng = np.random.default_rng(9)
     server, _ = _checkpointed_server(tmp_path)
     client = _ServerDiesAtRegistration(server, tmp_path, in_flight)
-    _write(client, [(0, x) for x in range(10)])
-    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
-    replay.sync()
-    _train(replay, rng)
-    replay.save()
-    client.checkpoint()
+    replay = _saved_replay(client, [(0, x) for x in range(10)], rng)
     saved = replay.lazy.estimates()
     _write(client, [(1, x) for x in range(5)])       # pending: not in the checkpoint
     client.armed = True
@@ -459,12 +461,7 @@ def test_a_snapshot_written_into_a_restarted_server_is_passed_over(tmp_path):
     the next save keeps the matching one."""
     rng = np.random.default_rng(8)
     server, client = _checkpointed_server(tmp_path)
-    _write(client, [(0, x) for x in range(12)])
-    replay = lp.LazyReplay(client, capacity=100, seed=0, snapshot_table=lp.LAZY_SNAPSHOT)
-    replay.sync()
-    _train(replay, rng)
-    replay.save()
-    client.checkpoint()
+    replay = _saved_replay(client, [(0, x) for x in range(12)], rng)
     expected = replay.lazy.estimates()
     _write(client, [(0, x) for x in range(12, 20)])
     replay.sync()

@@ -8,37 +8,13 @@ import numpy as np
 import pytest
 import reverb
 
+import recorded_steps
 from agents.core import actor as actor_lib
 from agents.core import steps
 from agents.core import variables
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from reverb_tables import tables
-
-
-class _Recording:
-    """The real adder, keeping the step stream it was given."""
-
-    def __init__(self, adder):
-        self.adder = adder
-        self.steps = []
-
-    def add(self, step):
-        self.steps.append(step)
-        self.adder.add(step)
-
-
-def _episode_kinds(stream):
-    kinds = set()
-    for previous, step in zip(stream, stream[1:]):
-        if previous['mask'] == 0:
-            kinds.add('time limit')
-        if previous['discount'] == 0 and previous['mask'] == 1:
-            kinds.add('termination')
-        if previous['discount'] == 0 or previous['mask'] == 0:
-            older = step['observation'][..., :-1]
-            kinds.add('reset with zeros' if not older.any() else 'stack carried over')
-    return kinds
 
 
 @pytest.mark.parametrize('max_episode_frames', [400, 100_000])
@@ -62,7 +38,7 @@ def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
     network = builder.network()
     policy = builder.policy(network, actor_id=0, seed=0)
     variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
-    recording = _Recording(builder.adder(client, learner_id=0))
+    recording = recorded_steps.Recording(builder.adder(client, learner_id=0))
     actor = actor_lib.Actor(
         envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
         parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
@@ -72,7 +48,7 @@ def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
     recording.adder.close()
     expected_kinds = {'termination', 'reset with zeros'} | (
         {'time limit'} if max_episode_frames == 400 else set())
-    assert expected_kinds <= _episode_kinds(recording.steps)
+    assert expected_kinds <= recorded_steps.episode_kinds(recording.steps)
 
     stream = recording.steps
     count = (len(stream) - 1) // c.unroll_length
