@@ -59,8 +59,9 @@ class UnrollBuilder(builders.Builder):
         c = self.config
         # Unrolls of T+1 steps: step T of one unroll is step 0 of the next (overlap 1), so the
         # learner bootstraps from V(x_T) and learns from every transition once (sec. 3).
+        layout = self.sequence_layout()
         signature = steps.frame_signature(
-            steps.trajectory_signature(self.step_spec(), c.unroll_length + 1), self.stored_stack)
+            steps.trajectory_signature(self.step_spec(), layout['length']), layout['stack'])
         declared = [builders.TableDeclaration(
             tables.QUEUE, lambda name: tables.queue_table(signature, c.queue_size, name=name))]
         if c.replay_proportion:
