@@ -50,6 +50,24 @@ def uniform_replay_table(signature: Mapping[str, Any], max_size: int, min_size_t
         signature=dict(signature))
 
 
+def episode_replay_table(signature: Mapping[str, Any], max_size: int, min_size_to_sample: int,
+                         name: str = REPLAY) -> reverb.Table:
+    """Experience replay of whole episodes (LASER sec. 5.1: "We store the entire episodes in
+    the replay buffer"; app. A.2: "uniform replay"), as `adders.SequenceAdder`'s
+    `episode_tables` write them: each episode one item of priority 1 and placeholders of
+    priority 0, one per sequence its steps would make, so that `max_size` counts sequences.
+    A proportional sampler draws the episodes uniformly and never a placeholder; the oldest
+    items are removed first; learners wait for `min_size_to_sample` items; actors are never
+    throttled by it. `signature`'s leading dimensions are None: episodes of any length."""
+    return reverb.Table(
+        name=name,
+        sampler=reverb.selectors.Prioritized(priority_exponent=1.0),
+        remover=reverb.selectors.Fifo(),
+        max_size=max_size,
+        rate_limiter=reverb.rate_limiters.MinSize(min_size_to_sample),
+        signature=dict(signature))
+
+
 def variables_table(name: str = VARIABLES) -> reverb.Table:
     """Size-1 table holding the newest learner parameters; actors read it as often as they like."""
     return reverb.Table(

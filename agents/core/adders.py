@@ -43,19 +43,35 @@ class SequenceAdder:
     many of its older frames are the earlier steps' newest frames (the others are a reset's
     zeros); an item's observations are its steps' frames and the `stack` - 1 before them
     (`steps.frame_signature`), and `steps.stacked_observations` rebuilds the stacks.
+
+    Each table of `episode_tables` gets every whole episode of recurrent steps instead (LASER
+    sec. 5.1: "We store the entire episodes in the replay buffer"): from its `first` step to
+    the step before the next episode's, without the core state (the learner recomputes it),
+    once the next episode starts (an episode unfinished at `close` is not written, nor one of
+    more than `max_episode_steps`, which the writer keeps referenced until its end). It costs
+    no more data than the sequences: the items share the same chunks. So that a table sized
+    in sequences holds as many steps as with sequences (its oldest removed first), an episode
+    of L steps takes ceil(L / `period`) items there: itself with priority 1, and placeholders
+    (its last step) with priority 0, which a proportional sampler never draws
+    (`reverb_tables.tables.episode_replay_table`: episodes drawn uniformly).
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
                  length: int, period: int, max_in_flight_items: int = 2,
                  columns: Mapping[str, Sequence[str]] | None = None,
                  flush_period: int | None = None, chunk_length: int | None = None,
-                 stack: int = 1):
+                 stack: int = 1, episode_tables: Sequence[str] = (),
+                 max_episode_steps: int = 0):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
-        if not priorities:
+        if not priorities and not episode_tables:
             raise ValueError('a SequenceAdder needs at least one table')
+        if episode_tables and max_episode_steps < 1:
+            raise ValueError(f'episode tables need max_episode_steps >= 1, got '
+                             f'{max_episode_steps}')
         self._span = length + stack - 1     # the steps an item's observations reach back
-        self._keep_alive = self._span + (chunk_length or 0)
+        self._keep_alive = max(self._span, max_episode_steps + stack - 1) + (chunk_length or 0)
+        self._max_episode_steps = max_episode_steps
         self._chunk_length = chunk_length
         self._writer = client.trajectory_writer(num_keep_alive_refs=self._keep_alive)
         self._priorities = dict(priorities)
@@ -69,8 +85,17 @@ class SequenceAdder:
         self._steps = collections.deque(maxlen=length)
         self._num_steps = 0
         self._flushed_at = 0
+        self._episode_tables = tuple(episode_tables)
+        self._episode_start = 0
+        self.episodes_too_long = 0    # episodes not written: longer than max_episode_steps
 
     def add(self, step: Mapping[str, Any]) -> None:
+        if self._episode_tables:
+            if 'first' not in step:
+                raise ValueError('episode tables need recurrent steps (their `first` field)')
+            if step['first'] and self._num_steps:
+                self._write_episode()
+                self._episode_start = self._num_steps
         if self._stack > 1:
             if not self._num_steps:
                 self._write_older_frames(step['observation'])
@@ -102,6 +127,23 @@ class SequenceAdder:
                 # Blocks while a table is full: the learner's pace throttles the actors.
                 self._writer.flush(block_until_num_items=self._max_in_flight)
                 self._flushed_at = self._num_steps
+
+    def _write_episode(self) -> None:
+        """The episode that ended at the last step, into every episode table."""
+        length = self._num_steps - self._episode_start
+        if length > self._max_episode_steps:
+            self.episodes_too_long += 1
+            return
+        history = {name: column for name, column in self._writer.history.items()
+                   if name != steps.CORE_STATE}
+        episode = tree.map_structure(lambda column: column[-length:], history)
+        if self._stack > 1:
+            episode['observation'] = history['observation'][-(length + self._stack - 1):]
+        placeholder = tree.map_structure(lambda column: column[-1:], history)
+        for table in self._episode_tables:
+            self._writer.create_item(table, priority=1.0, trajectory=episode)
+            for _ in range(-(-length // self._period) - 1):
+                self._writer.create_item(table, priority=0.0, trajectory=placeholder)
 
     def _frames_of(self, observation) -> list:
         width = observation.shape[-1] // self._stack

@@ -45,6 +45,66 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
     return dataset.map(concatenate).prefetch(prefetch)
 
 
+def episode_rows(server_address: str, table: str, rows: int, length: int, period: int,
+                 stack: int = 1) -> tf.data.Dataset:
+    """A dataset of `rows` sequences of `length` steps every element, row i walking through
+    whole episodes drawn uniformly from `table` (`tables.episode_replay_table`), one after
+    another: each episode from its first step, `period` steps further each time (LASER sec. 5.1:
+    "replay each episode from the beginning"), so that a learner can carry each row's core
+    state from one batch to the next. An episode of L steps gives ceil(L / period) sequences;
+    steps past its end repeat its last step with mask, reward and discount 0 (they add nothing
+    to a loss) and `first` False. Items and sequences are batch-major dicts; observations hold
+    the `stack` - 1 frames before each sequence as `steps.frame_signature` says."""
+    def row(_):
+        episodes = reverb.TrajectoryDataset.from_table_signature(
+            server_address=server_address, table=table, max_in_flight_samples_per_worker=1)
+        return episodes.flat_map(
+            lambda sample: tf.data.Dataset.from_tensor_slices(
+                episode_sequences(sample.data, length, period, stack)))
+    streams = tuple(row(i) for i in range(rows))
+    return tf.data.Dataset.zip(streams).map(
+        lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences))
+
+
+def online_and_episode_rows(server_address: str, queue: tuple[str, int],
+                            replay: tuple[str, int], length: int, period: int, stack: int = 1,
+                            prefetch: int = 2) -> tf.data.Dataset:
+    """Batches of the items' data: `count` items of the `queue` (table, count), then the
+    `replay` (table, rows)'s `episode_rows`, with `data['origin']` (0, then 1). Only the queue's
+    items have a core state (CORE_STATE, [count, ...]): the rows' states are the learner's."""
+    (queue_table, count), (replay_table, rows) = queue, replay
+    online = batches(server_address, [(queue_table, count)], prefetch=0)
+    replayed = episode_rows(server_address, replay_table, rows, length, period, stack)
+    origin = tf.repeat(tf.constant([0, 1], tf.int32), [count, rows])
+
+    def concatenate(sample, sequences):
+        data = {name: tf.nest.map_structure(lambda x, y: tf.concat([x, y], axis=0),
+                                            value, sequences[name])
+                for name, value in sample.data.items() if name in sequences}
+        return {**data, steps.CORE_STATE: sample.data[steps.CORE_STATE], ORIGIN: origin}
+    return tf.data.Dataset.zip((online, replayed)).map(concatenate).prefetch(prefetch)
+
+
+def episode_sequences(episode, length: int, period: int, stack: int = 1):
+    """One episode's fields [L, ...] (observation [L + stack - 1, ...]) -> its sequences
+    [ceil(L / period), length, ...] (observation [..., length + stack - 1, ...]), as
+    `episode_rows` describes them; none for an item of fewer than 2 steps (a placeholder)."""
+    size = tf.shape(episode['reward'])[0]
+    count = tf.where(size < 2, 0, (size + period - 1) // period)
+    starts = tf.range(count) * period
+    index = starts[:, None] + tf.range(length)[None]
+    inside = index < size
+    sequences = {name: tf.gather(value, tf.minimum(index, size - 1))
+                 for name, value in episode.items() if name != 'observation'}
+    frames = starts[:, None] + tf.range(length + stack - 1)[None]
+    sequences['observation'] = tf.nest.map_structure(
+        lambda x: tf.gather(x, tf.minimum(frames, size + stack - 2)), episode['observation'])
+    for name in ('mask', 'reward', 'discount'):
+        sequences[name] = sequences[name] * tf.cast(inside, sequences[name].dtype)
+    sequences['first'] = tf.logical_and(sequences['first'], inside)
+    return sequences
+
+
 def online(data) -> tf.Tensor:
     """[B] 1.0 for the unrolls of the online queue, 0.0 for replayed ones."""
     return tf.cast(tf.equal(data[ORIGIN], 0), tf.float32)

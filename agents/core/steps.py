@@ -150,8 +150,9 @@ def frame_signature(signature: Mapping[str, Any], stack: int) -> dict[str, Any]:
         return dict(signature)
     observation = signature['observation']
     length, *shape, channels = observation.shape
+    frames = None if length is None else length + stack - 1    # None: items of any length
     return {**signature,
-            'observation': tf.TensorSpec([length + stack - 1, *shape, channels // stack],
+            'observation': tf.TensorSpec([frames, *shape, channels // stack],
                                          observation.dtype, observation.name),
             STACK_DEPTH: tf.TensorSpec([length], tf.uint8, STACK_DEPTH)}
 

@@ -165,7 +165,7 @@ class UnrollLearning(learning.LearningState):
         anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
-            logits, values = network_outputs(self.network, data)
+            logits, values = self._outputs(data)
             loss, metrics = self._loss(logits, values, data, hyper['entropy_cost'])
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
@@ -183,13 +183,18 @@ class UnrollLearning(learning.LearningState):
                        nonfinite=nonfinite)
         return metrics
 
+    def _outputs(self, data):
+        """(logits [T+1, B, A], values [T+1, B]) the loss learns from."""
+        return network_outputs(self.network, data)
+
 
 def network_outputs(network: snt.Module, data):
     """(logits [T+1, B, A], values [T+1, B]) of time-major unrolls.
 
     The feed-forward net runs on all steps at once (time folded into batch, IMPALA sec. 3.1);
-    the LSTM core unrolls from the state stored with the unroll's first step, recomputing the
-    states inside it with the current parameters (LASER app. A.2), reset at `first` steps.
+    the LSTM core unrolls from the state stored with the unroll's first step (the actor's),
+    recomputing the states inside it with the current parameters, reset at `first` steps
+    (LASER's replayed rows start from the learner's own: agents/laser/learning.py).
     """
     if not softmax_policy.is_recurrent(network):
         outputs = snt.BatchApply(network, num_dims=2)(data['observation'])

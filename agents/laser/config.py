@@ -32,8 +32,10 @@ def atari() -> ml_collections.ConfigDict:
     c.game = 'pong'
     c.torso = 'deep'                 # sec. 5.1: "we use the IMPALA deep network"
     c.channel_multiplier = 4         # sec. 5.1: "and increased the number of channels 4x"
-    c.core = 'feed_forward'          # not stated for Atari; IMPALA's deep Atari network has no
-                                     # LSTM (IMPALA sec. 5.3.2); 'lstm' is figure 3's core
+    c.core = 'lstm'                  # sec. 5.1: "the IMPALA deep network" (figure 3's, with
+                                     # its LSTM), replaying whole episodes with full state
+                                     # correction (app. A.2); 'feed_forward' (IMPALA's Atari
+                                     # experts' net, sec. 5.3.2): the small-machine option
     c.seed = 0
 
     # Environment: IMPALA's Atari setup, DQN's pipeline as IMPALA table G.1 states it
@@ -165,7 +167,17 @@ def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                                               # stalls it
 
 
-PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
+def quick_feed_forward(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """`--preset=quick_feed_forward`: `quick` with IMPALA's feed-forward Atari net on 4
+    stacked frames (IMPALA sec. 5.3.2) in place of the LSTM: no core to unroll, replayed
+    unrolls drawn one by one; the cheapest learner per update (benchmarks/README.md, "LASER")."""
+    c = quick(c)
+    c.core = 'feed_forward'
+    return c
+
+
+PRESETS = {'paper': lambda c: c, 'quick': quick, 'quick_feed_forward': quick_feed_forward,
+           'tiny': tiny}
 DMLAB30_PRESETS = {'paper': lambda c: c, 'quick': dmlab30_quick, 'tiny': dmlab30_tiny}
 
 SWEEPS = sweeps.Sweeps(

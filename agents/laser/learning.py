@@ -1,9 +1,12 @@
 """The LASER learner update: V-trace with replay mixed into online batches, the trust region of
 sec. 4 and entropy on online data only (sec. 5.1), on IMPALA's unroll learning
-(agents/impala/learning.py)."""
+(agents/impala/learning.py); with the LSTM core, full state correction (app. A.2)."""
 import ml_collections
 import sonnet as snt
+import tensorflow as tf
 
+from agents.core import steps
+from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
 
 
@@ -18,9 +21,64 @@ def laser_loss(logits, values, data, config: ml_collections.ConfigDict, entropy_
         trust_region_threshold=threshold, entropy_online_only=True)
 
 
+def full_state_correction(config: ml_collections.ConfigDict) -> bool:
+    """Whether the agent replays whole episodes and carries their core states (app. A.2's
+    "full state correction"): with the LSTM core and a replay."""
+    return config.core == 'lstm' and impala_config.replay_batch_size(config) > 0
+
+
+class _CarriedState:
+    """The core state each replayed row reached at the end of its last unroll: variables
+    outside the learning state's checkpoint, since they belong to the rows' episodes, which a
+    restarted (or PBT-copied) learner draws afresh, each from its first step."""
+
+    def __init__(self, initial_state):
+        self.variables = tf.nest.map_structure(
+            lambda x: tf.Variable(x, trainable=False, name='carried_core_state'), initial_state)
+
+    def assign(self, state):
+        tf.nest.map_structure(lambda v, x: v.assign(tf.stop_gradient(x)), self.variables, state)
+
+
+class LaserLearning(impala_learning.UnrollLearning):
+    """One LASER agent's learner (one member of a sweep). With `full_state_correction`, each
+    batch's replayed rows continue the rows of the batch before (agents/core/datasets.py,
+    `episode_rows`): the learner unrolls each from the core state it reached at the end of the
+    row's last unroll with the parameters of that update, from the episode's first step on
+    (app. A.2; sec. 5.1: "replay each episode from the beginning, using the most recent network
+    parameters to recompute the LSTM states along the way")."""
+
+    def __init__(self, network: snt.Module, config: ml_collections.ConfigDict,
+                 jit_compile: bool):
+        def loss(logits, values, data, entropy_cost):
+            return laser_loss(logits, values, data, config, entropy_cost)
+        super().__init__(network, config, loss, jit_compile, name='laser_learning')
+        self.carried = None
+        if full_state_correction(config):
+            self.carried = _CarriedState(
+                network.initial_state(impala_config.replay_batch_size(config)))
+
+    def _outputs(self, data):
+        if self.carried is None:
+            return super()._outputs(data)
+        online = tf.nest.flatten(data[steps.CORE_STATE])[0].shape[0]
+        state = tf.nest.map_structure(lambda stored, carried: tf.concat([stored, carried], 0),
+                                      data[steps.CORE_STATE], self.carried.variables)
+        # Steps 0..T-1, then step T (the next unroll's step 0) from the state before it.
+        learnt, state = _unroll(self.network, data, slice(None, -1), state)
+        bootstrap, _ = _unroll(self.network, data, slice(-1, None), state)
+        self.carried.assign(tf.nest.map_structure(lambda x: x[online:], state))
+        return (tf.concat([learnt.logits, bootstrap.logits], 0),
+                tf.concat([learnt.value, bootstrap.value], 0))
+
+
+def _unroll(network, data, steps_, state):
+    inputs = [tf.nest.map_structure(lambda x: x[steps_], data[name])
+              for name in ('observation', 'prev_action', 'prev_reward')]
+    return network.unroll(*inputs, None, data['first'][steps_], state)
+
+
 def laser_learning(network: snt.Module, config: ml_collections.ConfigDict,
-                   jit_compile: bool) -> impala_learning.UnrollLearning:
+                   jit_compile: bool) -> LaserLearning:
     """One LASER agent's learner (one member of a sweep)."""
-    def loss(logits, values, data, entropy_cost):
-        return laser_loss(logits, values, data, config, entropy_cost)
-    return impala_learning.UnrollLearning(network, config, loss, jit_compile, name='laser_learning')
+    return LaserLearning(network, config, jit_compile)

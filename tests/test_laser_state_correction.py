@@ -1,0 +1,183 @@
+"""LASER's full state correction (sec. 5.1, app. A.2): the replay holds whole episodes, each
+learner replays them from their first step and carries the core state it computes with its own
+current parameters; on real Breakout episodes (lives lost and time limits), alone and on a
+replay two agents share."""
+import numpy as np
+import pytest
+import reverb
+import tensorflow as tf
+
+from agents.core import builders
+from agents.core import datasets
+from agents.core import steps
+from agents.core import variables
+from agents.laser import builder as builder_lib
+from agents.laser import config as laser_config
+from recorded_steps import Recording
+from recorded_steps import episode_kinds
+from reverb_tables import tables
+
+T, STACK = 5, 4
+UPDATES = 14
+
+
+def _builder(**overrides):
+    c = laser_config.tiny(laser_config.atari())
+    # Episodes cut at 200 frames (at most 50 steps after the no-ops) or at a lost life: about
+    # ten unrolls each, of both endings.
+    c.update(game='breakout', unroll_length=T, frame_stack=STACK, envs_per_actor=1,
+             queue_size=1000, batch_size=6, replay_proportion=0.5, max_episode_frames=200)
+    c.update(overrides)
+    laser_config.check(c)
+    return builder_lib.LaserAtariBuilder(c)
+
+
+def _recorded_actor(builder, address, run_dir, learner_id=0, num_steps=300):
+    """Runs a real actor; returns the step stream its adder was given."""
+    made, recordings = builder.adder, []
+
+    def adder(client, learner_id_):
+        recordings.append(Recording(made(client, learner_id_)))
+        return recordings[-1]
+    builder.adder = adder
+    builders.make_actor(builder, address, run_dir, actor_id=0,
+                        learner_id=learner_id).run(num_steps=num_steps)
+    builder.adder = made
+    return recordings[0].steps
+
+
+def _episodes(stream):
+    """The stream's finished episodes: lists of steps from a `first` step to the next's."""
+    starts = [t for t, step in enumerate(stream) if step['first']]
+    return [stream[a:b] for a, b in zip(starts, starts[1:])]
+
+
+def test_the_replay_holds_each_whole_episode_and_a_slot_per_unroll(tmp_path):
+    """Every finished episode, once, whole and in order, each followed by the placeholders that
+    make it count one replay slot per T steps; its unrolls rebuilt from single frames are the
+    actor's steps, frame stacks included, and past its end add nothing."""
+    builder = _builder()
+    in_order = [t if t.name != tables.REPLAY else reverb.Table.queue(
+        tables.REPLAY, 10_000, signature=t.info.signature)
+        for t in builders.replay_tables(builder, 1)]
+    server = reverb.Server(in_order)
+    address = f'localhost:{server.port}'
+    client = reverb.Client(address)
+    network = builder.network()
+    variables.VariablePusher(client, network.trainable_variables).push(step=1)
+    stream = _recorded_actor(builder, address, str(tmp_path))
+    items = [next(client.sample(tables.REPLAY, 1, emit_timesteps=False,
+                                unpack_as_table_signature=True))
+             for _ in range(client.server_info()[tables.REPLAY].current_size)]
+    server.stop()
+    episodes = _episodes(stream)
+    assert len(episodes) >= 5
+    assert {'time limit', 'termination'} <= episode_kinds(stream)
+    written = [item for item in items if item.info.priority == 1.0]
+    assert len(written) == len(episodes)
+    placeholders = [item for item in items if item.info.priority == 0.0]
+    assert len(placeholders) == sum(-(-len(e) // T) - 1 for e in episodes)
+    assert all(len(item.data['reward']) == 1 for item in placeholders)
+    for item, episode in zip(written, episodes):
+        assert steps.CORE_STATE not in item.data
+        assert len(item.data['reward']) == len(episode)
+        unrolls = steps.stacked_observations(
+            datasets.episode_sequences(item.data, T + 1, T, STACK), STACK)
+        assert unrolls['reward'].shape[0] == -(-len(episode) // T)
+        for k in range(unrolls['reward'].shape[0]):
+            for t in range(T + 1):
+                position = k * T + t
+                if position >= len(episode):
+                    assert unrolls['mask'][k, t] == unrolls['reward'][k, t] == 0
+                    assert unrolls['discount'][k, t] == 0 and not unrolls['first'][k, t]
+                    continue
+                expected = episode[position]
+                for name in ('observation', 'action', 'reward', 'discount', 'mask', 'first',
+                             'prev_action', 'prev_reward', 'behaviour_logits'):
+                    np.testing.assert_array_equal(unrolls[name][k, t], expected[name])
+
+
+def _carried_states(builder, address, learner_id, seed):
+    """A learner of `builder` with its own parameters (`seed`) and no learning (rate 0): its
+    batches and, before each update, the core state it carries for each replayed row."""
+    tf.random.set_seed(seed)
+    learning = builder.learning_state()
+    learning.hyperparameters['learning_rate'].assign(0.0)
+    before = learning.network.trainable_variables[0].numpy()
+    iterator = builder.dataset(address, learner_id)
+    batches, carried = [], []
+    for _ in range(UPDATES):
+        batch = next(iterator)
+        carried.append(tf.nest.map_structure(lambda v: v.numpy(),
+                                             learning.carried.variables))
+        learning.update(batch)
+        batches.append(batch)
+    np.testing.assert_array_equal(learning.network.trainable_variables[0].numpy(), before)
+    return learning.network, batches, carried
+
+
+def _state_from_episode_start(network, batches, online, row, update):
+    """The network run from the first step of the episode that row `row` is in at `update`
+    (the initial state there), over the steps before that update's unroll."""
+    start = max(j for j in range(update + 1) if batches[j]['first'][online + row, 0])
+    state = network.initial_state(1)
+    for j in range(start, update):
+        unroll = {name: batches[j][name][online + row, :T, None]    # [T, 1, ...]
+                  for name in ('observation', 'prev_action', 'prev_reward', 'first')}
+        _, state = network.unroll(unroll['observation'], unroll['prev_action'],
+                                  unroll['prev_reward'], None, unroll['first'], state)
+    return state, start
+
+
+def _assert_states_from_episode_start(network, batches, carried, online, rows):
+    inside = 0
+    for row in range(rows):
+        assert batches[0]['first'][online + row, 0]     # each row starts an episode
+        for update in range(1, UPDATES):
+            expected, start = _state_from_episode_start(network, batches, online, row, update)
+            if start == update:     # the unroll starts an episode: the core resets there
+                continue
+            inside += 1
+            for got, want in zip(tf.nest.flatten(carried[update]), tf.nest.flatten(expected)):
+                np.testing.assert_allclose(got[row], want[0], rtol=1e-5, atol=1e-5)
+    return inside
+
+
+def test_each_replayed_unroll_starts_from_the_state_of_the_episode_so_far(tmp_path):
+    """The state a learner carries into a replayed unroll is its current network's, run from
+    the episode's first step (app. A.2), wherever the unroll lies in the episode."""
+    builder = _builder()
+    server = reverb.Server(builders.replay_tables(builder, 1))
+    address = f'localhost:{server.port}'
+    tf.random.set_seed(0)
+    variables.VariablePusher(reverb.Client(address),
+                             builder.network().trainable_variables).push(step=1)
+    _recorded_actor(builder, address, str(tmp_path))
+    network, batches, carried = _carried_states(builder, address, 0, seed=1)
+    server.stop()
+    online, rows = 3, 3
+    assert _assert_states_from_episode_start(network, batches, carried, online, rows) >= 20
+
+
+def test_a_shared_replay_gives_each_learner_states_from_its_own_parameters(tmp_path):
+    """Two agents with different parameters write into one replay (sec. 5.4); each learner
+    carries the states its own network reaches, not the other's."""
+    builder = _builder(num_learners=2, replay_shared=True)
+    server = reverb.Server(builders.replay_tables(builder, 2))
+    address = f'localhost:{server.port}'
+    client = reverb.Client(address)
+    for learner_id in range(2):
+        tf.random.set_seed(10 + learner_id)
+        variables.VariablePusher(client, builder.network().trainable_variables,
+                                 table=tables.private(tables.VARIABLES, learner_id)).push(step=1)
+        _recorded_actor(builder, address, str(tmp_path), learner_id)
+    learners = [_carried_states(builder, address, learner_id, seed=learner_id)
+                for learner_id in range(2)]
+    server.stop()
+    online, rows = 3, 3
+    for network, batches, carried in learners:
+        assert _assert_states_from_episode_start(network, batches, carried, online, rows) >= 20
+    # The other learner's network reaches other states from the same episode starts.
+    (network, _, _), (_, batches, carried) = learners
+    with pytest.raises(AssertionError):
+        _assert_states_from_episode_start(network, batches, carried, online, rows)
