@@ -153,8 +153,14 @@ ROWS = {row.name: row for row in (
         ('--task=cartpole_swingup', '--preset=quick', '--config.total_frames=500000'),
         marks=(100_000, 250_000, 500_000), target=Target(500_000, 800.0),
         published=(Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))),
-    Row('laser_breakout', 'LASER, shallow net',
+    Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5)),
+    # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
+    # with full state correction became LASER's default (the row's run.json says so).
+    Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
+        *_atari('launch.laser_atari', 'breakout', 'quick_feed_forward', 5 * M),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
                                              factor=1.5)),
     Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
