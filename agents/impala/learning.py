@@ -165,7 +165,7 @@ class UnrollLearning(learning.LearningState):
         anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
-            logits, values = self._outputs(data)
+            logits, values = self.outputs(data)
             loss, metrics = self._loss(logits, values, data, hyper['entropy_cost'])
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
@@ -183,7 +183,7 @@ class UnrollLearning(learning.LearningState):
                        nonfinite=nonfinite)
         return metrics
 
-    def _outputs(self, data):
+    def outputs(self, data):
         """(logits [T+1, B, A], values [T+1, B]) the loss learns from."""
         return network_outputs(self.network, data)
 

@@ -58,9 +58,9 @@ class LaserLearning(impala_learning.UnrollLearning):
             self.carried = _CarriedState(
                 network.initial_state(impala_config.replay_batch_size(config)))
 
-    def _outputs(self, data):
+    def outputs(self, data):
         if self.carried is None:
-            return super()._outputs(data)
+            return super().outputs(data)
         online = tf.nest.flatten(data[steps.CORE_STATE])[0].shape[0]
         state = tf.nest.map_structure(lambda stored, carried: tf.concat([stored, carried], 0),
                                       data[steps.CORE_STATE], self.carried.variables)
