@@ -52,24 +52,35 @@ def _episodes(stream):
     return [stream[a:b] for a, b in zip(starts, starts[1:])]
 
 
-def test_the_replay_holds_each_whole_episode_and_a_slot_per_unroll(tmp_path):
-    """Every finished episode, once, whole and in order, each followed by the placeholders that
-    make it count one replay slot per T steps; its unrolls rebuilt from single frames are the
-    actor's steps, frame stacks included, and past its end add nothing."""
-    builder = _builder()
-    in_order = [t if t.name != tables.REPLAY else reverb.Table.queue(
+def _in_order(builder):
+    """The builder's tables with the replay read as a queue: every item once, in order."""
+    return [t if t.name != tables.REPLAY else reverb.Table.queue(
         tables.REPLAY, 10_000, signature=t.info.signature)
         for t in builders.replay_tables(builder, 1)]
-    server = reverb.Server(in_order)
-    address = f'localhost:{server.port}'
-    client = reverb.Client(address)
+
+
+def test_the_replay_holds_each_whole_episode_and_a_slot_per_unroll(tmp_path):
+    """Every finished episode, once, whole and in order, each followed by the placeholders that
+    make it count one replay slot per T steps, also after a checkpoint and restore; its unrolls
+    rebuilt from single frames are the actor's steps, frame stacks included, and past its end
+    add nothing."""
+    builder = _builder()
+    checkpoints = str(tmp_path / 'replay_checkpoints')
+    server = reverb.Server(_in_order(builder),
+                           checkpointer=reverb.checkpointers.DefaultCheckpointer(checkpoints))
+    client = reverb.Client(f'localhost:{server.port}')
     network = builder.network()
     variables.VariablePusher(client, network.trainable_variables).push(step=1)
-    stream = _recorded_actor(builder, address, str(tmp_path))
+    stream = _recorded_actor(builder, f'localhost:{server.port}', str(tmp_path))
+    client.checkpoint()
+    server.stop()
+    restored = reverb.Server(_in_order(builder),
+                             checkpointer=reverb.checkpointers.DefaultCheckpointer(checkpoints))
+    client = reverb.Client(f'localhost:{restored.port}')
     items = [next(client.sample(tables.REPLAY, 1, emit_timesteps=False,
                                 unpack_as_table_signature=True))
              for _ in range(client.server_info()[tables.REPLAY].current_size)]
-    server.stop()
+    restored.stop()
     episodes = _episodes(stream)
     assert len(episodes) >= 5
     assert {'time limit', 'termination'} <= episode_kinds(stream)
