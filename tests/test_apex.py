@@ -135,15 +135,15 @@ def test_dpg_critic_gradient_norm_is_clipped_to_40():
     assert applied_norm == pytest.approx(builder.config.critic_max_grad_norm, rel=1e-3)
 
 
-def test_dpg_actor_follows_the_clipped_dqda_of_the_critic_before_its_update():
-    """Appendix D clips "the gradient used to update the actor network" to [-1, 1] element-wise:
-    dq/da (trfl's `dpg(..., dqda_clipping)`), not the actor's parameter gradients. The actor's
-    gradient comes from the critic as it was before this step's critic update (D4PG's order).
-    Adam's first moment after one step is (1 - beta1) x the gradient it applied."""
-    with _dpg_batch(reward=1.0, learning_rate=0.1) as (builder, batch):
+def _dpg_actor_update(**overrides):
+    """One Ape-X DPG update from a critic whose dq/da is far beyond 1 (its output layer x50):
+    the actor's gradient as applied (Adam's first moment after one step is (1 - beta1) x the
+    gradient), the actor's parameter gradient of the batch-mean loss whose d/da is a given
+    -dq/da / B, and dq/da of the critic before and after its own update."""
+    with _dpg_batch(reward=1.0, learning_rate=0.1, **overrides) as (builder, batch):
         state = builder.learning_state()
         for variable in state.network.critic.trainable_variables[-2:]:
-            variable.assign(variable * 50.0)     # the critic's output layer: dq/da beyond 1
+            variable.assign(variable * 50.0)
         before = builder.network()
         variables.copy_variables(state.network, before)
         observation = transitions.stacked_transitions(batch.data)['observation']
@@ -157,7 +157,6 @@ def test_dpg_actor_follows_the_clipped_dqda_of_the_critic_before_its_update():
         return tape.gradient(q, actions)
 
     def actor_gradient(dq_da):
-        """The actor's parameter gradient of the batch-mean loss whose d/da is -dq_da / B."""
         with tf.GradientTape() as tape:
             a = before.policy(observation)
         return [g.numpy() for g in tape.gradient(
@@ -166,14 +165,29 @@ def test_dpg_actor_follows_the_clipped_dqda_of_the_critic_before_its_update():
 
     optimizer = state.policy_optimizer
     applied = [m.numpy() / (1 - optimizer.beta1) for m in optimizer.m]
-    unclipped = dqda(before.critic)
-    assert np.abs(unclipped).max() > 1.0                      # the clip binds
-    clip = builder.config.actor_gradient_clip
+    return (applied, actor_gradient, dqda(before.critic), dqda(state.network.critic),
+            builder.config.actor_gradient_clip)
 
-    def same(gradients):
-        return all(np.allclose(a, g, rtol=1e-4, atol=1e-7) for a, g in zip(applied, gradients))
-    assert same(actor_gradient(tf.clip_by_value(unclipped, -clip, clip)))
-    assert not same(actor_gradient(unclipped))
-    assert not same([np.clip(g, -clip, clip) for g in actor_gradient(unclipped)])
-    after = dqda(state.network.critic)                        # the critic after its update
-    assert not same(actor_gradient(tf.clip_by_value(after, -clip, clip)))
+
+def _same(applied, gradients):
+    return all(np.allclose(a, g, rtol=1e-4, atol=1e-7) for a, g in zip(applied, gradients))
+
+
+def test_dpg_actor_follows_the_clipped_dqda():
+    """Appendix D clips "the gradient used to update the actor network" to [-1, 1] element-wise:
+    dq/da (trfl's `dpg(..., dqda_clipping)`), not the actor's parameter gradients."""
+    applied, actor_gradient, unclipped, _, clip = _dpg_actor_update()
+    assert np.abs(unclipped).max() > 1.0                      # the clip binds
+    assert _same(applied, actor_gradient(tf.clip_by_value(unclipped, -clip, clip)))
+    assert not _same(applied, actor_gradient(unclipped))
+    assert not _same(applied, [np.clip(g, -clip, clip) for g in actor_gradient(unclipped)])
+
+
+def test_dpg_actor_follows_the_critic_before_its_update():
+    """The actor's gradient comes from the critic as it was before this step's critic update
+    (D4PG's order). With the clip out of the way (it would map both critics' dq/da, far beyond
+    1, to the same 1s), the two critics' gradients differ."""
+    applied, actor_gradient, before, after, _ = _dpg_actor_update(actor_gradient_clip=1e9)
+    assert not np.allclose(before, after, rtol=1e-3)
+    assert _same(applied, actor_gradient(before))
+    assert not _same(applied, actor_gradient(after))

@@ -7,6 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import reverb
 import tree
+from absl import logging
 
 from agents.core import steps
 
@@ -87,7 +88,6 @@ class SequenceAdder:
         self._flushed_at = 0
         self._episode_tables = tuple(episode_tables)
         self._episode_start = 0
-        self.episodes_too_long = 0    # episodes not written: longer than max_episode_steps
 
     def add(self, step: Mapping[str, Any]) -> None:
         if self._episode_tables:
@@ -132,7 +132,9 @@ class SequenceAdder:
         """The episode that ended at the last step, into every episode table."""
         length = self._num_steps - self._episode_start
         if length > self._max_episode_steps:
-            self.episodes_too_long += 1
+            logging.warning('an episode of %d steps is longer than the replay takes whole '
+                            '(max_episode_steps=%d): not stored', length,
+                            self._max_episode_steps)
             return
         history = {name: column for name, column in self._writer.history.items()
                    if name != steps.CORE_STATE}

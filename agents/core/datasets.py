@@ -88,7 +88,8 @@ def online_and_episode_rows(server_address: str, queue: tuple[str, int],
 def episode_sequences(episode, length: int, period: int, stack: int = 1):
     """One episode's fields [L, ...] (observation [L + stack - 1, ...]) -> its sequences
     [ceil(L / period), length, ...] (observation [..., length + stack - 1, ...]), as
-    `episode_rows` describes them; none for an item of fewer than 2 steps (a placeholder)."""
+    `episode_rows` describes them; none for an item of fewer than 2 steps (a placeholder, or an
+    episode of one step, which is dropped)."""
     size = tf.shape(episode['reward'])[0]
     count = tf.where(size < 2, 0, (size + period - 1) // period)
     starts = tf.range(count) * period
