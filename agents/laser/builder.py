@@ -18,10 +18,6 @@ from environments import atari
 from reverb_tables import tables
 
 
-# A time limit for levels that set their own (DMLab-30): 30 minutes at 60 frames per second.
-MAX_EPISODE_FRAMES = 108_000
-
-
 class LaserBuilder(impala_builder.UnrollBuilder):
     """Each agent's actors write unrolls of T+1 steps into its own online queue, and into the
     replay either the same unrolls (feed-forward) or whole episodes (the LSTM core, sec. 5.1);
@@ -79,11 +75,13 @@ class LaserBuilder(impala_builder.UnrollBuilder):
             max_episode_steps=self.max_episode_steps(), **self.sequence_layout())
 
     def max_episode_steps(self) -> int:
-        """The longest episode the replay takes whole: the time limit's agent steps and the
-        step holding the final observation (environments/settings.py); on DMLab-30, whose
-        levels end at their own limits, the same 30 minutes of frames (longer than any)."""
+        """The longest episode the replay takes whole: `replay_episode_frames`, or the time
+        limit where it is shorter, in agent steps, and the step holding the final observation
+        (environments/settings.py)."""
         c = self.config
-        return c.get('max_episode_frames', MAX_EPISODE_FRAMES) // c.action_repeat + 1
+        frames = min(c.get('max_episode_frames') or c.replay_episode_frames,
+                     c.replay_episode_frames)
+        return frames // c.action_repeat + 1
 
 
 class LaserAtariBuilder(LaserBuilder):

@@ -52,6 +52,10 @@ def atari() -> ml_collections.ConfigDict:
     c.replay_proportion = 0.96       # sec. 5.1: "96% replay data per batch": 123 of 128
     c.replay_capacity_observations = 10_000_000  # not stated for Atari; DMLab-30's value (sec.
                                      # 5.3-5.4, figs. 2-3: "10 million observations")
+    c.replay_episode_frames = 18_000  # not stated: the longest episode the replay stores whole
+                                     # (5 minutes at 60 Hz); each actor environment's writer
+                                     # keeps that many steps referenced, at a cost in memory and
+                                     # time per step growing with it (docs/fidelity.md)
     c.replay_shared = True           # sec. 5.4-5.5: one replay shared by the sweep's agents
     c.trust_region = True            # sec. 4: trust-region V-trace; False: fig. 3's naive
                                      # sharing, the failing baseline
