@@ -21,7 +21,7 @@ class Torso(snt.Module):
 
     def __init__(self, name):
         super().__init__(name=name)
-        self._flatten = snt.Flatten()
+        self._to_vector = snt.Flatten()  # `_flatten` would hide tf.Module's own
         self._linear = snt.Linear(256)
 
     @property
@@ -31,7 +31,7 @@ class Torso(snt.Module):
 
     def _head(self, x):
         """The convolutions' output x -> ReLU(Linear 256(x)), flattened."""
-        return tf.nn.relu(self._linear(self._flatten(x)))
+        return tf.nn.relu(self._linear(self._to_vector(x)))
 
 
 class ShallowTorso(Torso):

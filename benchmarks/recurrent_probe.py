@@ -1,0 +1,95 @@
+"""What a recurrent run's network does with the frames: the torso's and the LSTM's activations.
+
+  python -m benchmarks.recurrent_probe --run_dir=RUN_DIR [--checkpoint=PATH] [--steps=400]
+      [--untrained]
+
+Restores the run's network (the latest checkpoint, `--checkpoint`, or with `--untrained` a
+freshly initialised one), plays `--steps` agent steps of the run's game with it (actions
+sampled from its policy, the LSTM state carried and reset at each episode's start) and prints,
+over those steps: the torso's output (its mean, its standard deviation over time, the share of
+its units at zero), the LSTM cell's magnitude, the LSTM output's magnitude and its standard
+deviation over time, and the policy's entropy. A collapsed core reads as large cells and an
+output that no longer changes with the frame (benchmarks/README.md, "Why the recurrent agent
+stayed at random play").
+"""
+import json
+import os
+
+import ml_collections
+import numpy as np
+from absl import app
+from absl import flags
+
+from launch import configs
+from launch import evaluate
+
+_RUN_DIR = flags.DEFINE_string('run_dir', None, 'A run of a recurrent (core=lstm) agent.')
+_CHECKPOINT = flags.DEFINE_string('checkpoint', None, 'Checkpoint path (default: the latest).')
+_STEPS = flags.DEFINE_integer('steps', 400, 'Agent steps played.')
+_UNTRAINED = flags.DEFINE_bool('untrained', False, 'Probe a freshly initialised network.')
+
+
+def torso_of(network):
+    """The network's torso (figure 3's convolutions and Linear 256)."""
+    from agents.networks import impala  # pylint: disable=import-outside-toplevel
+    return next(module for module in network.submodules if isinstance(module, impala.Torso))
+
+
+def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
+    """The activation figures over `num_steps` steps of one environment."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    from agents.core import steps  # pylint: disable=import-outside-toplevel
+    env = builder.environments.environment(seed=seed)
+    inputs = steps.StepInputs([env.reset()], builder.step_spec()['action'])
+    state = network.initial_state(1)
+    torso = torso_of(network)
+    rng = np.random.default_rng(seed)
+    record = {'torso': [], 'cell': [], 'hidden': [], 'entropy': []}
+    for _ in range(num_steps):
+        batch = inputs.batch()
+        outputs, state = network.unroll(batch.observation[None], batch.prev_action[None],
+                                        batch.prev_reward[None], None, batch.first[None], state)
+        record['torso'].append(torso(tf.constant(batch.observation)).numpy()[0])
+        record['cell'].append(state.cell.numpy()[0])
+        record['hidden'].append(state.hidden.numpy()[0])
+        probabilities = tf.nn.softmax(outputs.logits[0, 0]).numpy().astype(np.float64)
+        record['entropy'].append(-np.sum(probabilities * np.log(probabilities)))
+        action = rng.choice(len(probabilities), p=probabilities / probabilities.sum())
+        timestep = env.step(action)
+        if timestep.last():
+            timestep = env.reset()
+        inputs.advance(0, action, timestep)
+    torso_out, cell, hidden = (np.array(record[k]) for k in ('torso', 'cell', 'hidden'))
+    return {'torso_mean': torso_out.mean(), 'torso_std_over_time': torso_out.std(0).mean(),
+            'torso_units_at_zero': (torso_out == 0).mean(),
+            'cell_abs_mean': np.abs(cell).mean(), 'cell_abs_max': np.abs(cell).max(),
+            'lstm_output_abs_mean': np.abs(hidden).mean(),
+            'lstm_output_std_over_time': hidden.std(0).mean(),
+            'policy_entropy': float(np.mean(record['entropy']))}
+
+
+def main(argv):
+    del argv
+    config_path = os.path.join(_RUN_DIR.value or '', 'config.json')
+    if not os.path.isfile(config_path):
+        raise app.UsageError(f'no config.json in --run_dir={_RUN_DIR.value}: name a run directory')
+    config = ml_collections.ConfigDict(json.load(open(config_path)))
+    if config.get('core') != 'lstm':
+        raise app.UsageError(f'the run in {_RUN_DIR.value} has core={config.get("core")}: '
+                             'this probe reads an LSTM core')
+    builder = evaluate.builder_for(config)
+    if _UNTRAINED.value:
+        network, frames = builder.network(), 0
+    else:
+        try:
+            network, frames = evaluate.restore_network(builder, _RUN_DIR.value, _CHECKPOINT.value)
+        except configs.ConfigError as e:
+            raise app.UsageError(str(e)) from None
+    figures = probe(builder, network, _STEPS.value)
+    print(f'{_RUN_DIR.value} at {frames:,} frames, {_STEPS.value} steps of {config.game}:')
+    for name, value in figures.items():
+        print(f'  {name}={value:.4f}')
+
+
+if __name__ == '__main__':
+    app.run(main)
