@@ -23,11 +23,6 @@ from absl import flags
 from launch import configs
 from launch import evaluate
 
-_RUN_DIR = flags.DEFINE_string('run_dir', None, 'A run of a recurrent (core=lstm) agent.')
-_CHECKPOINT = flags.DEFINE_string('checkpoint', None, 'Checkpoint path (default: the latest).')
-_STEPS = flags.DEFINE_integer('steps', 400, 'Agent steps played.')
-_UNTRAINED = flags.DEFINE_bool('untrained', False, 'Probe a freshly initialised network.')
-
 
 def torso_of(network):
     """The network's torso (figure 3's convolutions and Linear 256)."""
@@ -70,26 +65,32 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
 
 def main(argv):
     del argv
-    config_path = os.path.join(_RUN_DIR.value or '', 'config.json')
+    f = flags.FLAGS
+    config_path = os.path.join(f.run_dir or '', 'config.json')
     if not os.path.isfile(config_path):
-        raise app.UsageError(f'no config.json in --run_dir={_RUN_DIR.value}: name a run directory')
+        raise app.UsageError(f'no config.json in --run_dir={f.run_dir}: name a run directory')
     config = ml_collections.ConfigDict(json.load(open(config_path)))
     if config.get('core') != 'lstm':
-        raise app.UsageError(f'the run in {_RUN_DIR.value} has core={config.get("core")}: '
+        raise app.UsageError(f'the run in {f.run_dir} has core={config.get("core")}: '
                              'this probe reads an LSTM core')
     builder = evaluate.builder_for(config)
-    if _UNTRAINED.value:
+    if f.untrained:
         network, frames = builder.network(), 0
     else:
         try:
-            network, frames = evaluate.restore_network(builder, _RUN_DIR.value, _CHECKPOINT.value)
+            network, frames = evaluate.restore_network(builder, f.run_dir, f.checkpoint)
         except configs.ConfigError as e:
             raise app.UsageError(str(e)) from None
-    figures = probe(builder, network, _STEPS.value)
-    print(f'{_RUN_DIR.value} at {frames:,} frames, {_STEPS.value} steps of {config.game}:')
+    figures = probe(builder, network, f.steps)
+    print(f'{f.run_dir} at {frames:,} frames, {f.steps} steps of {config.game}:')
     for name, value in figures.items():
         print(f'  {name}={value:.4f}')
 
 
 if __name__ == '__main__':
+    # Defined here, not at import: tests import this module beside the launchers' flags.
+    flags.DEFINE_string('run_dir', None, 'A run of a recurrent (core=lstm) agent.')
+    flags.DEFINE_string('checkpoint', None, 'Checkpoint path (default: the latest).')
+    flags.DEFINE_integer('steps', 400, 'Agent steps played.')
+    flags.DEFINE_bool('untrained', False, 'Probe a freshly initialised network.')
     app.run(main)
