@@ -37,6 +37,16 @@ def test_paper_config_is_sec_5_1():
     laser_config.check(c)
 
 
+def test_small_machine_presets_keep_their_own_rmsprop_epsilon():
+    """The LSTM's quick preset avoids the epsilon that collapses it; the feed-forward one keeps
+    IMPALA's quick preset's (benchmarks/README.md, "Why the recurrent agent stayed at random
+    play")."""
+    recurrent = laser_config.PRESETS['quick'](laser_config.atari())
+    feed_forward = laser_config.PRESETS['quick_feed_forward'](laser_config.atari())
+    assert (recurrent.core, recurrent.rmsprop_epsilon) == ('lstm', 1e-3)
+    assert (feed_forward.core, feed_forward.rmsprop_epsilon) == ('feed_forward', 1e-5)
+
+
 def _tiny(**overrides):
     c = laser_config.tiny(laser_config.atari())
     c.update(game='breakout', batch_size=6, replay_proportion=0.5, queue_size=1000)
