@@ -87,11 +87,16 @@ def episode_stats_table(max_size: int = 100_000, name: str = EPISODE_STATS) -> r
 
 def prioritized_table(signature: Mapping[str, tf.TensorSpec], *, max_size: int,
                       priority_exponent: float, min_size_to_sample: int,
-                      eviction_exponent: float | None = None,
+                      eviction_exponent: float | None = None, samples_per_insert: float = 0.0,
                       name: str = PRIORITIZED) -> reverb.Table:
     """Ape-X's shared replay (sec. 3, appendix F): proportional prioritization, P(i) =
     p_i^alpha / sum_k p_k^alpha with alpha = `priority_exponent`; sampling starts once
-    `min_size_to_sample` items are in (appendix C: 50,000); actors are never throttled.
+    `min_size_to_sample` items are in (appendix C: 50,000).
+
+    `samples_per_insert` 0: actors are never throttled, as in the paper, where the ratio of
+    sampled to inserted transitions is whatever the actors' and the learner's speeds make it.
+    Above 0 the table holds that ratio (`sample_to_insert_ratio`): not the paper's, a small
+    machine's way to learn from each transition as often as a faster learner would.
 
     Capacity is kept by removing the oldest item (`eviction_exponent` None: Atari, sec. 4.1) or
     by evicting in proportion to p_i^eviction_exponent (appendix D: -0.4, low priority first).
@@ -100,10 +105,30 @@ def prioritized_table(signature: Mapping[str, tf.TensorSpec], *, max_size: int,
     """
     remover = (reverb.selectors.Fifo() if eviction_exponent is None
                else reverb.selectors.Prioritized(eviction_exponent))
+    rate_limiter = (sample_to_insert_ratio(samples_per_insert, min_size_to_sample)
+                    if samples_per_insert else reverb.rate_limiters.MinSize(min_size_to_sample))
     return reverb.Table(
         name=name,
         sampler=reverb.selectors.Prioritized(priority_exponent),
         remover=remover,
         max_size=max_size,
-        rate_limiter=reverb.rate_limiters.MinSize(min_size_to_sample),
+        rate_limiter=rate_limiter,
         signature=dict(signature))
+
+
+# How far, in inserted items, the inserts may run ahead of or behind `samples_per_insert`
+# before one side waits: a tenth of the items learning waits for, as Acme's builders allow,
+# and never less than Reverb accepts (one sample's worth each way).
+TOLERANCE_OF_MIN_SIZE = 0.1
+
+
+def sample_to_insert_ratio(samples_per_insert: float, min_size_to_sample: int
+                           ) -> reverb.rate_limiters.SampleToInsertRatio:
+    """Once `min_size_to_sample` items are in, items are sampled `samples_per_insert` times
+    per item inserted: the learner waits for the actors when it runs ahead, and the actors
+    (their writers' inserts) wait for the learner when they do."""
+    error_buffer = max(TOLERANCE_OF_MIN_SIZE * min_size_to_sample * samples_per_insert,
+                       2.0 * max(1.0, samples_per_insert))
+    return reverb.rate_limiters.SampleToInsertRatio(
+        samples_per_insert=samples_per_insert, min_size_to_sample=min_size_to_sample,
+        error_buffer=error_buffer)

@@ -1,5 +1,6 @@
 """The Ape-X launchers end to end: real processes, a real Reverb server, real dm_control."""
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -30,6 +31,26 @@ def test_launcher_runs_a_tiny_dpg_experiment(tmp_path):
     assert rows and rows[0]['game'] == 'cartpole_swingup'
     assert rows[0]['protocol'] == 'apex_control_noiseless'
     assert int(rows[0]['episode_frames']) == 1000     # the task's own time limit
+
+
+def test_samples_per_insert_holds_the_learners_pace(tmp_path):
+    """`samples_per_insert`: past the minimum size, the learner samples that many transitions
+    per transition the actors insert, within the table's tolerance (reverb_tables/tables.py)."""
+    run_dir = tmp_path / 'run'
+    result = subprocess.run(
+        [sys.executable, '-m', 'launch.apex_dpg_control', '--task=cartpole_swingup',
+         '--preset=tiny', f'--run_dir={run_dir}', '--config.total_frames=2000',
+         '--config.samples_per_insert=6'],
+        cwd=ROOT, capture_output=True, text=True, timeout=240, env=ENV)
+    assert result.returncode == 0, result.stderr[-2000:]
+    with open(run_dir / 'config.json') as f:
+        config = json.load(f)
+    with open(run_dir / 'logs' / 'learner.csv') as f:
+        last = list(csv.DictReader(f))[-1]
+    sampled = int(last['step']) * config['batch_size']
+    inserted = int(last['frames']) - config['min_replay_size']
+    tolerance = 0.1 * config['min_replay_size'] + 2 * config['transition_batch_size']
+    assert abs(sampled / 6 - inserted) <= tolerance, (sampled, inserted)
 
 
 def _replay_size(run_dir):

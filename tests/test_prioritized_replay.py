@@ -128,6 +128,35 @@ def test_learner_waits_for_the_minimum_size():
     server.stop()
 
 
+def test_samples_per_insert_makes_the_actors_wait_for_the_learner():
+    """Past the minimum size, inserts run at most the tolerance ahead of samples / ratio."""
+    server = _server(min_size_to_sample=10, samples_per_insert=4.0)
+    client = reverb.Client(f'localhost:{server.port}')
+    info = client.server_info()[tables.PRIORITIZED].rate_limiter_info
+    assert info.samples_per_insert == 4.0
+    tolerance = (info.max_diff - info.min_diff) / 2 / 4.0     # in inserted items
+    _insert(client, np.ones(10 + int(tolerance)))             # stage 1, then the tolerance
+    writer = client.trajectory_writer(num_keep_alive_refs=1)
+    writer.append(_transition(0))
+    writer.create_item(tables.PRIORITIZED, priority=1.0,
+                       trajectory={k: v[-1] for k, v in writer.history.items()})
+    with pytest.raises(reverb.errors.DeadlineExceededError):
+        writer.flush(timeout_ms=500)                          # the learner is behind: it waits
+    _sample_counts(client, 20, draws=4)                       # one insert's worth of samples
+    writer.flush(timeout_ms=5_000)
+    writer.close()
+    assert client.server_info()[tables.PRIORITIZED].current_size == 11 + int(tolerance)
+    server.stop()
+
+
+def test_unthrottled_replay_never_makes_the_actors_wait():
+    server = _server(min_size_to_sample=10)
+    client = reverb.Client(f'localhost:{server.port}')
+    _insert(client, np.ones(200))                             # nothing is ever sampled
+    assert client.server_info()[tables.PRIORITIZED].current_size == 200
+    server.stop()
+
+
 # ---- the actor's N-step adder --------------------------------------------------------------
 
 def _stream(rng):

@@ -61,6 +61,36 @@ def test_an_old_run_is_refused_a_new_network_in_one_line(tmp_path):
     assert '\n' not in str(error.value)
 
 
+@pytest.mark.parametrize('experiment, field, value', [
+    ('apex_dqn_atari', 'samples_per_insert', 32.0),
+    ('apex_dpg_control', 'priority_exponent', 0.5),
+    ('reactor_atari', 'acting_steps_per_learning_step', 4.0),
+    ('laser_atari', 'replay_capacity_observations', 4_000),
+])
+def test_a_run_with_a_checkpointed_replay_is_refused_a_new_table(tmp_path, experiment, field,
+                                                                  value):
+    """Reverb restores a checkpointed table whole (its size, sampler and rate limiter), so a
+    resumed run would silently keep the old one: a field that makes the table is refused."""
+    run_dir = str(tmp_path / 'run')
+    _old_run(run_dir, experiment, 'tiny')
+    spec = experiments.get(experiment)
+    with pytest.raises(ConfigError, match=f"^--config.{field}={value} cannot change when "):
+        configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir, fields={field: value})
+
+
+def test_an_apex_run_saved_before_samples_per_insert_resumes_unthrottled(tmp_path):
+    run_dir = str(tmp_path / 'run')
+    path = _old_run(run_dir, 'apex_dqn_atari', 'tiny')
+    with open(path) as f:
+        saved = json.load(f)
+    del saved['samples_per_insert']
+    with open(path, 'w') as f:
+        json.dump(saved, f)
+    spec = experiments.get('apex_dqn_atari')
+    resumed = configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir)
+    assert resumed.config.samples_per_insert == 0.0
+
+
 def test_an_old_run_directory_checks_through_its_program(tmp_path):
     run_dir = str(tmp_path / 'run')
     _old_run(run_dir, 'reactor_atari', 'tiny', game='breakout')

@@ -32,7 +32,8 @@ class _ApexBuilder(builders.Builder):
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
-            eviction_exponent=c.get('eviction_exponent'), name=name))]
+            eviction_exponent=c.get('eviction_exponent'),
+            samples_per_insert=c.samples_per_insert, name=name))]
 
     def learning_state(self) -> tf.Module:
         c = self.config

@@ -20,6 +20,10 @@ def _replay_and_actors(c: ml_collections.ConfigDict) -> None:
     c.importance_sampling_exponent = 0.4  # sec. 4.1 (beta)
     c.transition_batch_size = 50         # sec. 4.1: actors send transitions in batches of B = 50
     c.min_replay_size = 50_000           # appendix C: learning starts after 50,000 transitions
+    c.samples_per_insert = 0.0           # not stated as such: the actors and the learner run
+                                         # at their own speeds (sec. 3), 0 here; > 0 holds the
+                                         # transitions sampled per transition inserted at that
+                                         # (reverb_tables/tables.py), for small machines
 
 
 def atari_dqn() -> ml_collections.ConfigDict:
@@ -128,9 +132,11 @@ tiny_dqn = functools.partial(tiny, max_episode_frames=2_000)   # Ape-X DQN's: ga
 DQN_PRESETS = {'paper': lambda c: c, 'quick': quick_dqn, 'tiny': tiny_dqn}
 DPG_PRESETS = {'paper': lambda c: c, 'quick': quick_dpg, 'tiny': tiny}
 
-# What the checkpoints of a run (learner and replay) hold networks and transitions for.
+# What the checkpoints of a run (learner and replay) hold networks and transitions for, and
+# what the replay's table is made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', 'n_step',
-                   'num_learners')
+                   'num_learners', 'replay_capacity', 'min_replay_size', 'priority_exponent',
+                   'eviction_exponent', 'samples_per_insert')
 
 
 def check_dqn(config: ml_collections.ConfigDict) -> None:

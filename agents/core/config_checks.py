@@ -73,6 +73,8 @@ FIELD_RULES: dict[str, tuple[Range, str]] = {
     'learning_rate': (POSITIVE, 'a step size'),
     'trust_region_threshold': (POSITIVE, 'the largest KL divergence kept'),
     'acting_steps_per_learning_step': (POSITIVE, 'the pace of actors against the learner'),
+    'samples_per_insert': (NON_NEGATIVE, 'transitions sampled per transition inserted; 0: '
+                                         'actors never wait for the learner'),
     'actor_gradient_clip': (POSITIVE, 'a clipping bound'),
     'critic_max_grad_norm': (POSITIVE, 'a clipping bound'),
     'max_grad_norm': (NON_NEGATIVE, 'a clipping bound; 0: no clipping'),

@@ -216,12 +216,15 @@ DMLAB30_SWEEPS = sweeps.Sweeps(
     initial_population={field: impala_config.TABLE_D1[field]
                         for field in ('entropy_cost', 'learning_rate')})
 
-# What the checkpoints and the replay server of a run hold a shape for.
+# What the checkpoints and the replay server of a run hold a shape for, and what the queue and
+# the replay are made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
-                   'screen_size', 'unroll_length', 'num_learners', 'sweep', 'replay_shared')
+                   'screen_size', 'unroll_length', 'num_learners', 'sweep', 'replay_shared',
+                   'replay_capacity_observations', 'queue_size')
 DMLAB30_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'width', 'height',
                            'instruction_vocabulary', 'unroll_length', 'num_learners', 'sweep',
-                           'replay_shared', 'pbt_population')
+                           'replay_shared', 'pbt_population', 'replay_capacity_observations',
+                           'queue_size')
 
 
 def replay_capacity(config: ml_collections.ConfigDict) -> int:

@@ -89,9 +89,11 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
-# What the checkpoints and the replay server of a run hold a shape for.
+# What the checkpoints and the replay server of a run hold a shape for, and what the replay's
+# tables are made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_atoms',
-                   'sequence_length', 'num_learners')
+                   'sequence_length', 'num_learners', 'replay_capacity', 'replay_slack',
+                   'min_replay_size', 'acting_steps_per_learning_step', 'rate_limiter_tolerance')
 
 
 def check(config: ml_collections.ConfigDict) -> None:
