@@ -50,7 +50,8 @@ SOURCES = {
     'RLlib IMPALA Breakout': 'RLlib IMPALA, 32 workers x 5 envs (ray-project/rl-experiments)',
     'RLlib Ape-X Breakout': 'RLlib Ape-X DQN, 8 workers x 8 envs (ray-project/rl-experiments)',
     'D4PG': 'D4PG, published learning curves on DeepMind Control from states '
-            '(environment steps)',
+            '(environment steps), as issue 23 quotes them; the figure they are read from is '
+            'not named yet',
 }
 
 
