@@ -118,7 +118,7 @@ def prioritized_table(signature: Mapping[str, tf.TensorSpec], *, max_size: int,
 
 # How far, in inserted items, the inserts may run ahead of or behind `samples_per_insert`
 # before one side waits: a tenth of the items learning waits for, as Acme's builders allow,
-# and never less than Reverb accepts (one sample's worth each way).
+# and at least two inserts each way (Reverb refuses less than one).
 TOLERANCE_OF_MIN_SIZE = 0.1
 
 

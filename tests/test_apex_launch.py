@@ -41,7 +41,8 @@ def test_launcher_runs_a_tiny_dpg_experiment_at_its_samples_per_insert(tmp_path)
         last = list(csv.DictReader(f))[-1]
     sampled = int(last['step']) * config['batch_size']
     inserted = int(last['frames']) - config['min_replay_size']
-    tolerance = 0.1 * config['min_replay_size'] + 2 * config['transition_batch_size']
+    tolerance = (tables.TOLERANCE_OF_MIN_SIZE * config['min_replay_size']
+                 + 2 * config['transition_batch_size'])
     assert abs(sampled / 6 - inserted) <= tolerance, (sampled, inserted)
 
 
