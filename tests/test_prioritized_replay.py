@@ -34,7 +34,7 @@ def _insert(client, priorities):
             writer.append(_transition(i))
             writer.create_item(tables.PRIORITIZED, priority=float(p),
                                trajectory={k: v[-1] for k, v in writer.history.items()})
-            writer.flush()
+            writer.flush(timeout_ms=10_000)   # a throttled insert fails, never hangs
 
 
 def _sample_counts(client, items, draws):
