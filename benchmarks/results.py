@@ -124,6 +124,12 @@ ROWS = {row.name: row for row in (
     Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
         ('--game=pong', '--preset=paper'), marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M),
         target=Target(20 * M, 18.0), stop_frames=21_500_000, **_PONG_PUBLISHED),
+    # impala_pong with one change: the learning rate annealed over table G.1's 200M frames
+    # instead of over the row's 20M (impala_breakout_lr_200m's change), stopped at 20M.
+    Row('impala_pong_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
+        *_atari('launch.impala_atari', 'pong', 'quick', 200 * M),
+        marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M), target=Target(20 * M, 18.0),
+        stop_frames=20 * M, **_PONG_PUBLISHED),
     Row('impala_breakout', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M),
         marks=_BREAKOUT_MARKS, target=Target(10 * M, 70.0),
