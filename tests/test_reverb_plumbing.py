@@ -66,6 +66,30 @@ def test_variables_go_from_learner_to_actor(server):
     assert client.server_info()[tables.VARIABLES].current_size == 1
 
 
+def test_an_actor_draws_the_parameters_only_after_a_new_push(server):
+    client = reverb.Client(f'localhost:{server.port}')
+    learner_vars, actor_vars = [tf.Variable([1.0])], [tf.Variable([0.0])]
+    pusher = variables.VariablePusher(client, learner_vars)
+    puller = variables.VariableClient(client, actor_vars)
+
+    def draws():
+        return client.server_info()[tables.VARIABLES].rate_limiter_info.sample_stats.completed
+
+    pusher.push(step=1)
+    puller.update()
+    assert draws() == 1 and puller.learner_step == 1
+    for _ in range(3):           # nothing new published: nothing drawn
+        puller.update()
+    assert draws() == 1
+    learner_vars[0].assign([2.0])
+    pusher.push(step=2)
+    puller.update()
+    assert draws() == 2 and puller.learner_step == 2 and actor_vars[0].numpy()[0] == 2.0
+    pusher.push(step=2)          # a push of the same step is drawn, and changes nothing
+    puller.update()
+    assert draws() == 3 and puller.learner_step == 2
+
+
 def test_variables_of_another_network_are_refused(server):
     client = reverb.Client(f'localhost:{server.port}')
     variables.VariablePusher(client, [tf.Variable([1.0])]).push(step=1)

@@ -51,7 +51,11 @@ class VariableClient:
 
     Blocks on the first call until the learner has published once, so that no actor acts with
     parameters the learner never had; later calls keep the current parameters while the table
-    is empty (a restarted replay server, until the learner's next push).
+    is empty (a restarted replay server, until the learner's next push). A call draws the
+    parameters only when the table has taken a push since the last draw (its count of
+    inserts, which `server_info` reports, has moved): drawing 2.7 MB costs an actor about 3 ms
+    of CPU, and at the paper's batch three pulls in four find the parameters they already
+    have (benchmarks/README.md, "Every CPU-second of a local run").
     """
 
     def __init__(self, client: reverb.Client, variables: Sequence[tf.Variable],
@@ -59,12 +63,15 @@ class VariableClient:
         self._client = client
         self._variables = list(variables)
         self._table = table
+        self._pushes_drawn = None    # the table's insert count before the last draw
         self.learner_step = -1
 
     def update(self) -> None:
-        if self.learner_step >= 0 and not self._published():
+        pushes = self._pushes()
+        if self.learner_step >= 0 and (pushes is None or pushes == self._pushes_drawn):
             return
         sample = next(self._client.sample(self._table, 1, emit_timesteps=False))
+        self._pushes_drawn = pushes
         step, *values = sample.data
         if len(values) != len(self._variables):
             raise ValueError(
@@ -77,11 +84,13 @@ class VariableClient:
             variable.assign(value[0])
         self.learner_step = step
 
-    def _published(self) -> bool:
+    def _pushes(self) -> int | None:
+        """The inserts the table has taken, or None while it is empty or the server down."""
         try:
-            return self._client.server_info(timeout=5)[self._table].current_size > 0
+            info = self._client.server_info(timeout=5)[self._table]
         except (RuntimeError, reverb.errors.ReverbError):   # the replay server is down
-            return False
+            return None
+        return info.rate_limiter_info.insert_stats.completed if info.current_size else None
 
 
 def copy_variables(source, target) -> None:
