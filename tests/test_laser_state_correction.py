@@ -80,6 +80,7 @@ def test_the_replay_holds_each_whole_episode_and_a_slot_per_unroll(tmp_path):
     items = [next(client.sample(tables.REPLAY, 1, emit_timesteps=False,
                                 unpack_as_table_signature=True))
              for _ in range(client.server_info()[tables.REPLAY].current_size)]
+    items = [item._replace(data=builder.packing().unpack(item.data)) for item in items]
     restored.stop()
     episodes = _episodes(stream)
     assert len(episodes) >= 5

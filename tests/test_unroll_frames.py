@@ -1,15 +1,16 @@
 """IMPALA's and LASER's unrolls store each frame once where a replay holds them: on a real
 Atari game run by the real actor, the unrolls the learner's dataset rebuilds from the stored
 frames equal, element for element, the T+1 steps the actor wrote (observations as the
-environment gave them, stacks of 4), with episodes ending inside unrolls by termination (lost
-lives, game over) and time limits, and the first unroll of the actor's life starting from its
-first observation."""
+environment gave them, stacks of 4; the other fields unpacked from their one column), with
+episodes ending inside unrolls by termination (lost lives, game over) and time limits, and the
+first unroll of the actor's life starting from its first observation."""
 import numpy as np
 import pytest
 import reverb
 
 import recorded_steps
 from agents.core import actor as actor_lib
+from agents.core import packing
 from agents.core import steps
 from agents.core import variables
 from agents.impala import builder as builder_lib
@@ -22,7 +23,11 @@ def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='breakout', noop_max=3, max_episode_frames=max_episode_frames,
              envs_per_actor=1, batch_size=1, unroll_length=20)
-    assert builder_lib.ImpalaAtariBuilder(c).stored_stack == 1     # a queue alone: stacks
+    queue_alone = builder_lib.ImpalaAtariBuilder(c)
+    assert queue_alone.stored_stack == 1     # a queue alone: stacks
+    # The observation and the other step fields packed in one column (agents/core/packing.py).
+    assert set(queue_alone.tables()[0].make(tables.QUEUE).info.signature) == {
+        'observation', packing.PACKED}
     c.replay_proportion = 0.5                                        # table 2's replay
     builder = builder_lib.ImpalaAtariBuilder(c)
     assert builder.stored_stack == 4

@@ -9,6 +9,7 @@ import reverb
 import tree
 from absl import logging
 
+from agents.core import packing as packing_lib
 from agents.core import steps
 
 PriorityFn = Callable[[Sequence[Mapping[str, Any]]], float]
@@ -45,6 +46,11 @@ class SequenceAdder:
     zeros); an item's observations are its steps' frames and the `stack` - 1 before them
     (`steps.frame_signature`), and `steps.stacked_observations` rebuilds the stacks.
 
+    With `packing` (agents/core/packing.py), the fields it packs are written as one column,
+    after the frame above is taken (so its STACK_DEPTH may be packed too): a column fewer per
+    field costs the actor less for each step, the server and the learner's dataset less for
+    each item; items' signatures are `packing.signature`'s, and a reader unpacks them.
+
     Each table of `episode_tables` gets every whole episode of recurrent steps instead (LASER
     sec. 5.1: "We store the entire episodes in the replay buffer"): from its `first` step to
     the step before the next episode's, without the core state (the learner recomputes it),
@@ -62,7 +68,7 @@ class SequenceAdder:
                  columns: Mapping[str, Sequence[str]] | None = None,
                  flush_period: int | None = None, chunk_length: int | None = None,
                  stack: int = 1, episode_tables: Sequence[str] = (),
-                 max_episode_steps: int = 0):
+                 max_episode_steps: int = 0, packing: packing_lib.StepPacking | None = None):
         if not 1 <= period <= length:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities and not episode_tables:
@@ -82,6 +88,7 @@ class SequenceAdder:
         self._max_in_flight = max_in_flight_items
         self._flush_period = flush_period or period
         self._stack = stack
+        self._packing = packing
         self._frames = collections.deque(maxlen=stack - 1)   # the last steps' newest frames
         self._steps = collections.deque(maxlen=length)
         self._num_steps = 0
@@ -100,7 +107,7 @@ class SequenceAdder:
             if not self._num_steps:
                 self._write_older_frames(step['observation'])
             step = self._newest_frame(step)
-        self._writer.append(step)
+        self._writer.append(self._packing.pack(step) if self._packing else step)
         if self._chunk_length and not self._num_steps:
             for path, _ in tree.flatten_with_path(self._writer.history):
                 self._writer.configure(path, num_keep_alive_refs=self._keep_alive,

@@ -6,7 +6,7 @@ mixes online and replayed trajectories; IMPALA's replay experiments, table 2, ta
 batch from replay). `data['origin']` [B] holds each item's part index, so a loss can treat the
 parts differently (LASER: entropy on online data only).
 """
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import reverb
 import tensorflow as tf
@@ -46,7 +46,7 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
 
 
 def episode_rows(server_address: str, table: str, rows: int, length: int, period: int,
-                 stack: int = 1) -> tf.data.Dataset:
+                 stack: int = 1, unpack: Callable[[Any], Any] = dict) -> tf.data.Dataset:
     """A dataset of `rows` sequences of `length` steps every element, row i walking through
     whole episodes drawn uniformly from `table` (`tables.episode_replay_table`), one after
     another: each episode from its first step, `period` steps further each time (LASER sec. 5.1:
@@ -54,13 +54,14 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     state from one batch to the next. An episode of L steps gives ceil(L / period) sequences;
     steps past its end repeat its last step with mask, reward and discount 0 (they add nothing
     to a loss) and `first` False. Items and sequences are batch-major dicts; observations hold
-    the `stack` - 1 frames before each sequence as `steps.frame_signature` says."""
+    the `stack` - 1 frames before each sequence as `steps.frame_signature` says, once `unpack`
+    has made a drawn item's data into its fields (agents/core/packing.py)."""
     def row(_):
         episodes = reverb.TrajectoryDataset.from_table_signature(
             server_address=server_address, table=table, max_in_flight_samples_per_worker=1)
         return episodes.flat_map(
             lambda sample: tf.data.Dataset.from_tensor_slices(
-                episode_sequences(sample.data, length, period, stack)))
+                episode_sequences(unpack(sample.data), length, period, stack)))
     streams = tuple(row(i) for i in range(rows))
     return tf.data.Dataset.zip(streams).map(
         lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences))
@@ -68,20 +69,23 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
 
 def online_and_episode_rows(server_address: str, queue: tuple[str, int],
                             replay: tuple[str, int], length: int, period: int, stack: int = 1,
-                            prefetch: int = 2) -> tf.data.Dataset:
+                            prefetch: int = 2, unpack: Callable[[Any], Any] = dict
+                            ) -> tf.data.Dataset:
     """Batches of the items' data: `count` items of the `queue` (table, count), then the
-    `replay` (table, rows)'s `episode_rows`, with `data['origin']` (0, then 1). Only the queue's
-    items have a core state (CORE_STATE, [count, ...]): the rows' states are the learner's."""
+    `replay` (table, rows)'s `episode_rows`, with `data['origin']` (0, then 1), both unpacked
+    by `unpack`. Only the queue's items have a core state (CORE_STATE, [count, ...]): the rows'
+    states are the learner's."""
     (queue_table, count), (replay_table, rows) = queue, replay
     online = batches(server_address, [(queue_table, count)], prefetch=0)
-    replayed = episode_rows(server_address, replay_table, rows, length, period, stack)
+    replayed = episode_rows(server_address, replay_table, rows, length, period, stack, unpack)
     origin = tf.repeat(tf.constant([0, 1], tf.int32), [count, rows])
 
     def concatenate(sample, sequences):
+        online_data = unpack(sample.data)
         data = {name: tf.nest.map_structure(lambda x, y: tf.concat([x, y], axis=0),
                                             value, sequences[name])
-                for name, value in sample.data.items() if name in sequences}
-        return {**data, steps.CORE_STATE: sample.data[steps.CORE_STATE], ORIGIN: origin}
+                for name, value in online_data.items() if name in sequences}
+        return {**data, steps.CORE_STATE: online_data[steps.CORE_STATE], ORIGIN: origin}
     return tf.data.Dataset.zip((online, replayed)).map(concatenate).prefetch(prefetch)
 
 

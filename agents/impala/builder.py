@@ -10,6 +10,7 @@ import tensorflow as tf
 from agents.core import adders
 from agents.core import builders
 from agents.core import datasets
+from agents.core import packing as packing_lib
 from agents.core import softmax_policy
 from agents.core import steps
 from agents.impala import config as impala_config
@@ -60,8 +61,8 @@ class UnrollBuilder(builders.Builder):
         # Unrolls of T+1 steps: step T of one unroll is step 0 of the next (overlap 1), so the
         # learner bootstraps from V(x_T) and learns from every transition once (sec. 3).
         layout = self.sequence_layout()
-        signature = steps.frame_signature(
-            steps.trajectory_signature(self.step_spec(), layout['length']), layout['stack'])
+        signature = layout['packing'].signature(steps.frame_signature(
+            steps.trajectory_signature(self.step_spec(), layout['length']), layout['stack']))
         declared = [builders.TableDeclaration(
             tables.QUEUE, lambda name: tables.queue_table(signature, c.queue_size, name=name))]
         if c.replay_proportion:
@@ -86,8 +87,10 @@ class UnrollBuilder(builders.Builder):
         parts = [(self.table(tables.QUEUE, learner_id), c.batch_size - replayed)]
         if replayed:
             parts.append((self.table(tables.REPLAY, learner_id), replayed))
+        layout = self.sequence_layout()
         return iter(datasets.batches(replay_address, parts).map(
-            lambda sample: steps.stacked_observations(sample.data, self.stored_stack)))
+            lambda sample: steps.stacked_observations(
+                layout['packing'].unpack_tensors(sample.data), layout['stack'])))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
@@ -97,12 +100,22 @@ class UnrollBuilder(builders.Builder):
 
     def sequence_layout(self) -> dict:
         """The adder's layout of the unrolls: T+1 steps every T, frames stored once with a
-        replay (`stored_stack`), and chunks of one unroll per column, not Reverb's auto-tuned
+        replay (`stored_stack`), every step field but the observation and the core state in
+        one column (`packing`), and chunks of one unroll per column, not Reverb's auto-tuned
         shorter ones: fewer, larger messages (benchmarks/README.md, "Every CPU-second of a
         local run")."""
         unroll = self.config.unroll_length
         return dict(length=unroll + 1, period=unroll, stack=self.stored_stack,
-                    chunk_length=unroll)
+                    chunk_length=unroll, packing=self.packing())
+
+    def packing(self) -> packing_lib.StepPacking:
+        """The steps as the adder writes them (with `stored_stack` > 1, the STACK_DEPTH its
+        single frames come with) packed but for the observation and the core state (stored
+        once per unroll)."""
+        spec = self.step_spec()
+        if self.stored_stack > 1:
+            spec = {**spec, steps.STACK_DEPTH: tf.TensorSpec([], tf.uint8)}
+        return packing_lib.StepPacking(spec, kept=('observation', steps.CORE_STATE))
 
     def actor_update_period(self) -> int:
         """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""

@@ -46,8 +46,8 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         c = self.config
         spec = {name: value for name, value in self.step_spec().items()
                 if name != steps.CORE_STATE}
-        signature = steps.frame_signature(steps.trajectory_signature(spec, None),
-                                          self.stored_stack)
+        signature = self.packing().signature(steps.frame_signature(
+            steps.trajectory_signature(spec, None), self.stored_stack))
         return [declaration for declaration in declared if declaration.name != tables.REPLAY] + [
             builders.TableDeclaration(
                 tables.REPLAY, lambda name: tables.episode_replay_table(
@@ -64,7 +64,8 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         return iter(datasets.online_and_episode_rows(
             replay_address, (self.table(tables.QUEUE, learner_id), c.batch_size - rows),
             (self.table(tables.REPLAY, learner_id), rows), layout['length'], layout['period'],
-            layout['stack']).map(lambda data: steps.stacked_observations(data, layout['stack'])))
+            layout['stack'], unpack=layout['packing'].unpack_tensors).map(
+                lambda data: steps.stacked_observations(data, layout['stack'])))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         if not self._episodes:
