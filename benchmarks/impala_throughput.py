@@ -23,6 +23,16 @@ in the run, and the 'accounted limit': the limit with the run's transport added 
 adders and parameter pulls, the learner's dataset and parameter push, the replay server), so
 that d / accounted limit is what the run loses beyond the transport's CPU.
 
+  python -m benchmarks.impala_throughput --account --agent=laser --game=breakout
+  python -m benchmarks.impala_throughput --account --agent=reactor --game=breakout
+
+the same account for LASER's single agent and Reactor (`--preset`, default quick), whose
+learners bound their runs: (c) is then the agent's own update, timed alone on all cores on one
+real batch of its own dataset (drawn from a server its actor filled), in frames at the agent's
+pace (LASER: the online unrolls of a batch; Reactor: `acting_steps_per_learning_step` agent
+steps per update), and the run is set against that learner-bound limit as well as against the
+limit above.
+
   python -m benchmarks.impala_throughput --components
 
 instead prints the learner update's frames/s with and without XLA (jit_compile) for both
@@ -36,6 +46,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -44,6 +55,9 @@ from absl import flags
 
 from benchmarks import run_account
 
+_AGENT = flags.DEFINE_enum('agent', 'impala', ['impala', 'laser', 'reactor'],
+                           'Whose local run: IMPALA, or with --account the learner-bound LASER '
+                           '(single agent) or Reactor.')
 _GAME = flags.DEFINE_string('game', 'pong', 'Atari game.')
 _TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
 _CORE = flags.DEFINE_string('core', 'feed_forward', "feed_forward, lstm, or 'both': the "
@@ -66,14 +80,33 @@ _JIT = flags.DEFINE_bool('jit', False, 'Internal: XLA for the part.')
 _BATCH = flags.DEFINE_integer('batch', None, 'Internal: batch size for the part.')
 
 
+def _experiment():
+    from launch import experiments  # pylint: disable=import-outside-toplevel
+    return experiments.get(f'{_AGENT.value}_atari')
+
+
 def _config(**overrides):
-    from agents.impala import config as impala_config  # pylint: disable=import-outside-toplevel
-    c = impala_config.PRESETS[_PRESET.value](impala_config.atari_experts())
+    """The run's config: the agent's `--preset`, on `--game`; IMPALA's with `--torso` and
+    `--core`, the others' as their preset has them."""
+    spec = _experiment()
+    c = spec.presets[_PRESET.value](spec.paper_config())
     c.game = _GAME.value
-    c.torso = _TORSO.value
-    c.core = _CORE.value
+    if _AGENT.value == 'impala':
+        c.torso = _TORSO.value
+        c.core = _CORE.value
     c.update(overrides)
     return c
+
+
+def frames_per_update(config) -> float:
+    """Frames one learner update stands for at the agent's pace: IMPALA's whole batch, LASER's
+    online unrolls, Reactor's acting steps per update."""
+    if _AGENT.value == 'reactor':
+        return config.acting_steps_per_learning_step * config.action_repeat
+    from agents.impala import config as impala_config  # pylint: disable=import-outside-toplevel
+    online = config.batch_size - (impala_config.replay_batch_size(config)
+                                  if _AGENT.value == 'laser' else 0)
+    return online * config.unroll_length * config.action_repeat
 
 
 def _timed(fn, seconds):
@@ -88,8 +121,7 @@ def _timed(fn, seconds):
 
 
 def part_emulator(config):
-    from agents.impala import builder  # pylint: disable=import-outside-toplevel
-    env = builder.ImpalaAtariBuilder(config).environments.environment(seed=0)
+    env = _experiment().builder(config).environments.environment(seed=0)
     rng = np.random.default_rng(0)
     state = {'ts': env.reset()}
 
@@ -103,12 +135,12 @@ def part_emulator(config):
 def part_inference(config):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from agents.core import softmax_policy  # pylint: disable=import-outside-toplevel
-    from agents.impala import builder  # pylint: disable=import-outside-toplevel
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     from agents.core import steps  # pylint: disable=import-outside-toplevel
-    b = builder.ImpalaAtariBuilder(config)
-    policy = softmax_policy.SoftmaxPolicy(b.network(), jit_compile=_JIT.value)
+    b = _experiment().builder(config)
+    policy = (softmax_policy.SoftmaxPolicy(b.network(), jit_compile=_JIT.value)
+              if _AGENT.value == 'impala' else b.policy(b.network(), actor_id=0, seed=0))
     batch = _BATCH.value or config.envs_per_actor
     inputs = steps.PolicyInputs(
         np.random.default_rng(0).integers(0, 255, (batch, *b.environments.observation_shape),
@@ -140,13 +172,53 @@ def part_learner(config):
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
 
 
+def part_filled_learner(config):
+    """(c) of a learner-bound agent: its update on one real batch of its own dataset, drawn
+    from a loopback server that its actor filled (the actor then waits on the full queue or
+    pace table, and the batch is reused), timed alone on all cores."""
+    import reverb  # pylint: disable=import-outside-toplevel
+    from agents.core import builders, variables  # pylint: disable=import-outside-toplevel
+    b = _experiment().builder(config)
+    server = reverb.Server(builders.replay_tables(b, 1))
+    address = f'localhost:{server.port}'
+    state = b.learning_state()
+    variables.VariablePusher(reverb.Client(address), state.network.trainable_variables).push(0)
+    run_dir = tempfile.mkdtemp(prefix='filled_learner_')
+    actor = builders.make_actor(b, address, run_dir, actor_id=0)
+    thread = threading.Thread(target=actor.run, daemon=True)
+    thread.start()
+    batch = next(b.dataset(address, 0))
+    _wait_until_blocked(thread)
+    updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
+    frames = updates * frames_per_update(config)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
+
+
+def _wait_until_blocked(thread, timeout_s=120.0):
+    """Returns once `thread` has used under 10 ms of CPU in a second (it waits on a full
+    queue or the pace table), so that it takes nothing from what is timed next."""
+    from agents.core import cpu_account  # pylint: disable=import-outside-toplevel
+    task = f'self/task/{thread.native_id}'
+    deadline = time.monotonic() + timeout_s
+    used = cpu_account.kernel_cpu(task)
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        used, before = cpu_account.kernel_cpu(task), used
+        if used - before < 0.01:
+            return
+    raise RuntimeError(f'the actor filling the replay still ran after {timeout_s:.0f} s')
+
+
 def _launch_argv(run_dir, frames, config_overrides):
     """The local run's command: `frames` frames, `--config.<k>=<v>` for `config_overrides`."""
-    argv = [sys.executable, '-m', 'launch.impala_atari', f'--game={_GAME.value}',
+    argv = [sys.executable, '-m', f'launch.{_AGENT.value}_atari', f'--game={_GAME.value}',
             f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
-            f'--config.torso={_TORSO.value}', f'--config.total_frames={frames}',
-            f'--config.core={config_overrides.pop("core", _CORE.value)}',
-            '--config.eval_episodes=1', '--config.log_interval_s=5']
+            f'--config.total_frames={frames}', '--config.eval_episodes=1',
+            '--config.log_interval_s=5']
+    if _AGENT.value == 'impala':
+        argv += [f'--config.torso={_TORSO.value}',
+                 f'--config.core={config_overrides.pop("core", _CORE.value)}']
     return argv + [f'--config.{k}={v}' for k, v in config_overrides.items()]
 
 
@@ -167,7 +239,8 @@ def end_to_end(config_overrides):
 
 def _run_part(part, torso=None, **kwargs):
     argv = [sys.executable, '-m', 'benchmarks.impala_throughput', f'--part={part}',
-            f'--game={_GAME.value}', f'--torso={torso or _TORSO.value}', f'--core={_CORE.value}',
+            f'--agent={_AGENT.value}', f'--game={_GAME.value}',
+            f'--torso={torso or _TORSO.value}', f'--core={_CORE.value}',
             f'--preset={_PRESET.value}', f'--seconds={_SECONDS.value}']
     argv += [f'--{k}={v}' for k, v in kwargs.items()]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
@@ -209,9 +282,10 @@ _TRANSPORT = {'actor': ('adder', 'parameters'), 'learner': ('dataset', 'push'),
               'replay': ('total',)}
 
 
-def account_run(cores, a, b, c, limit):
+def account_run(cores, a, b, c, limit, learner_limit=None):
     """The account of a local run (run_account.py), then the limit's parts beside the run's
-    and the accounted limit."""
+    and the accounted limit; with `learner_limit` (a learner-bound agent's frames/s with its
+    learner alone on all cores) the run against it too."""
     run_dir = tempfile.mkdtemp(prefix='impala_account_')
     result = run_account.account(_launch_argv(run_dir, 10**10, {}), _WARMUP_S.value,
                                  _WINDOW_S.value)
@@ -235,19 +309,25 @@ def account_run(cores, a, b, c, limit):
     print(f'limit_fps={limit:,.0f}  accounted_limit_fps={accounted:,.0f}  (d) '
           f'end_to_end_fps={d:,.0f}')
     print(f'ratio={d / limit:.2f}  accounted_ratio={d / accounted:.2f}', flush=True)
+    if learner_limit:
+        print(f'learner_bound_limit_fps={learner_limit:,.0f}  '
+              f'learner_bound_ratio={d / learner_limit:.2f}', flush=True)
     if _ACCOUNT_OUT.value:
         with open(_ACCOUNT_OUT.value, 'w') as f:
             json.dump({**result, 'limit': limit, 'accounted_limit': accounted,
-                       'transport': transport}, f, indent=1)
+                       'transport': transport, 'learner_bound_limit': learner_limit}, f,
+                      indent=1)
 
 
 def main(argv):
     del argv
     if _PART.value:
         parts = {'emulator': part_emulator, 'inference': part_inference,
-                 'learner': part_learner}
+                 'learner': part_learner if _AGENT.value == 'impala' else part_filled_learner}
         print(json.dumps(parts[_PART.value](_config())))
         return
+    if _AGENT.value != 'impala' and not _ACCOUNT.value:
+        raise app.UsageError('--agent=laser or reactor is for --account')
     if _COMPONENTS.value:
         components()
         return
@@ -263,15 +343,17 @@ def main(argv):
         b = _run_part('inference', jit=False)['fps']
         c = _run_part('learner', jit=False)['fps_per_core']
     limit = cores / (1 / a + 1 / b + 1 / c)
-    print(f'game={_GAME.value} torso={_TORSO.value} preset={_PRESET.value} cores={cores} '
-          f'envs_per_actor={config.envs_per_actor} batch={config.batch_size}x'
-          f'{config.unroll_length}', flush=True)
+    print(f'agent={_AGENT.value} game={_GAME.value} torso={config.get("torso", "-")} '
+          f'preset={_PRESET.value} cores={cores} envs_per_actor={config.envs_per_actor} '
+          f'batch={config.batch_size} frames_per_update={frames_per_update(config):g}',
+          flush=True)
     print(f'(a) emulator_fps_per_core={a:,.0f}', flush=True)
     print(f'(b) inference_fps_per_core={b:,.0f}', flush=True)
     print(f'(c) learner_fps_per_core={c:,.0f}', flush=True)
     print(f'limit_fps={limit:,.0f}', flush=True)
     if _ACCOUNT.value:
-        account_run(cores, a, b, c, limit)
+        account_run(cores, a, b, c, limit,
+                    learner_limit=c * cores if _AGENT.value != 'impala' else None)
         return
     d = end_to_end({})
     print(f'(d) end_to_end_fps={d["fps"]:,.0f}  (run of {_FRAMES.value:,} frames took '

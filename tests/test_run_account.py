@@ -1,7 +1,11 @@
 """benchmarks/run_account.py on a tiny IMPALA run (real processes, Reverb, ALE): every role's
 laps cover its CPU as the kernel counts it, to within a tenth, and the run's CPU fits inside
-the machine's cores x wall."""
+the machine's cores x wall; and the learner-bound agents' learner part of the same benchmark."""
+import json
+import subprocess
 import sys
+
+import pytest
 
 from benchmarks import run_account
 
@@ -22,3 +26,17 @@ def test_account_of_a_tiny_run_adds_up(tmp_path):
     assert min(result['core_idle']) >= 0
     text = run_account.table(result)
     assert 'CPU seconds per 1,000 frames' in text and 'idle cores' in text
+
+
+@pytest.mark.parametrize('agent', ['laser', 'reactor'])
+def test_a_learner_bound_agents_update_is_timed_on_a_batch_its_actor_wrote(agent):
+    """benchmarks/impala_throughput.py's (c) for LASER and Reactor: the filling actor stops
+    (it waits on the full queue or the pace table) and the update runs on its batch."""
+    out = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.impala_throughput', '--part=learner',
+         f'--agent={agent}', '--game=breakout', '--preset=tiny', '--seconds=1'],
+        check=True, capture_output=True, text=True).stdout
+    part = json.loads(out.strip().splitlines()[-1])
+    assert part['updates_per_second'] > 0
+    assert part['fps'] == pytest.approx(part['updates_per_second'] * (
+        5 * 4 if agent == 'reactor' else 2 * 5 * 4))   # tiny: pace 5; 2 online unrolls of 5

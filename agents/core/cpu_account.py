@@ -51,8 +51,8 @@ class CpuAccount:
             return
         self._written = wall
         self.lap('account')
-        record = {'pid': os.getpid(), 'wall': wall, 'kernel_cpu': _kernel_cpu('self'),
-                  'main_thread_cpu': _kernel_cpu(f'self/task/{self._main_tid}'),
+        record = {'pid': os.getpid(), 'wall': wall, 'kernel_cpu': kernel_cpu('self'),
+                  'main_thread_cpu': kernel_cpu(f'self/task/{self._main_tid}'),
                   'parts': dict(self._parts), **{k: int(v) for k, v in counters.items()}}
         tmp = self._path + '.tmp'
         with open(tmp, 'w') as f:
@@ -69,7 +69,7 @@ def account(name: str):
     return CpuAccount(os.path.join(directory, f'{name}_{os.getpid()}.json'))
 
 
-def _kernel_cpu(task: str) -> float:
+def kernel_cpu(task: str) -> float:
     """CPU seconds (user + system) of /proc/`task` as the kernel counts them."""
     with open(f'/proc/{task}/stat') as f:
         fields = f.read().rsplit(')', 1)[1].split()

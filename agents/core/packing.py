@@ -33,16 +33,18 @@ class StepPacking:
                         for path, spec in tree.flatten_with_path(self._packed)]
         sizes = [np.dtype(dtype).itemsize * int(np.prod(shape)) for _, dtype, shape in self._leaves]
         self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        # One record of the leaves, unaligned: numpy fills it from a tuple in one call.
+        self._record = np.dtype([(f'f{i}', dtype, shape)
+                                 for i, (_, dtype, shape) in enumerate(self._leaves)])
         self.fields = tuple(step_spec)
         self.step_spec = {**{name: step_spec[name] for name in self._kept},
                           PACKED: tf.TensorSpec([int(self._offsets[-1])], tf.uint8)}
 
     def pack(self, step: Mapping[str, Any]) -> dict:
         """The step as written: the kept fields and PACKED."""
-        leaves = tree.flatten({name: step[name] for name in self._packed})
-        return {**{name: step[name] for name in self._kept},
-                PACKED: np.concatenate([np.asarray(x, dtype).reshape(-1).view(np.uint8)
-                                        for x, (_, dtype, _) in zip(leaves, self._leaves)])}
+        record = np.array([tuple(tree.flatten({name: step[name] for name in self._packed}))],
+                          self._record)
+        return {**{name: step[name] for name in self._kept}, PACKED: record.view(np.uint8)}
 
     def signature(self, signature: Mapping[str, Any]) -> dict:
         """A table signature of items of these steps (`steps.trajectory_signature`, or
