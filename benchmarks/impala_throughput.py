@@ -21,7 +21,10 @@ instead of (d), accounts for the run's CPU: its CPU seconds per 1,000 frames by 
 (benchmarks/run_account.py), the idle cores, then (a), (b), (c) beside the same parts measured
 in the run, and the 'accounted limit': the limit with the run's transport added (the actors'
 adders and parameter pulls, the learner's dataset and parameter push, the replay server), so
-that d / accounted limit is what the run loses beyond the transport's CPU.
+that d / accounted limit is what the run loses beyond the transport's CPU. It also times
+(e), the actor's own loop without transport (its environments and inference stepped in turn,
+the steps dropped), and prints the accounted limit with (e) in place of (a) and (b): the part
+of the gap that comes from the actor's parts running slower in turn than each alone.
 
   python -m benchmarks.impala_throughput --account --agent=laser --game=breakout
   python -m benchmarks.impala_throughput --account --agent=reactor --game=breakout
@@ -73,7 +76,7 @@ _WARMUP_S = flags.DEFINE_float('warmup_s', 30.0, '--account: seconds of the run 
 _WINDOW_S = flags.DEFINE_float('window_s', 60.0, '--account: seconds the account covers.')
 _ACCOUNT_OUT = flags.DEFINE_string('account_out', None, '--account: also write the account '
                                    'and the figures as JSON there.')
-_PARTS = flags.DEFINE_string('parts', None, 'a,b,c in frames/s (e.g. a run\'s figures in '
+_PARTS = flags.DEFINE_string('parts', None, 'a,b,c[,e] in frames/s (e.g. a run\'s figures in '
                              'benchmarks/README.md) instead of timing them.')
 _PART = flags.DEFINE_string('part', None, 'Internal: run one part and print JSON.')
 _JIT = flags.DEFINE_bool('jit', False, 'Internal: XLA for the part.')
@@ -149,6 +152,49 @@ def part_inference(config):
     state = policy.initial_state(batch)
     calls = _timed(lambda: policy.select_actions(inputs, state), _SECONDS.value)
     return {'steps_per_second': calls * batch, 'fps': calls * batch * config.action_repeat}
+
+
+class _Dropped:
+    """An adder and an episode-stats client that drop what they are given."""
+
+    def add(self, step):
+        del step
+
+    def insert(self, data, priorities):
+        del data, priorities
+
+
+class _Kept:
+    """A parameter source that keeps the policy's parameters."""
+    learner_step = 0
+
+    def update(self):
+        pass
+
+
+def part_actor(config):
+    """(e) the actor's own loop without its transport: its environments and its batched
+    inference (one TensorFlow thread) stepped in turn as in a run, the steps dropped and the
+    parameters kept; frames/s on one core."""
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    from agents.core import actor as actor_lib  # pylint: disable=import-outside-toplevel
+    b = _experiment().builder(config)
+    envs = [b.environments.environment(seed=k) for k in range(config.envs_per_actor)]
+    actor = actor_lib.Actor(
+        envs=envs, policy=b.policy(b.network(), actor_id=0, seed=0),
+        adders=[_Dropped() for _ in envs], parameters=_Kept(),
+        action_spec=b.step_spec()['action'], update_period=b.actor_update_period(),
+        client=_Dropped(), actor_id=0, frames_per_step=config.action_repeat)
+    actor.run(num_steps=20)
+    start = time.perf_counter()
+    actor.run(num_steps=50)
+    count = max(50, int(50 * _SECONDS.value / (time.perf_counter() - start)))
+    start = time.perf_counter()
+    actor.run(num_steps=count)
+    steps_per_second = count * len(envs) / (time.perf_counter() - start)
+    return {'steps_per_second': steps_per_second, 'fps': steps_per_second * config.action_repeat}
 
 
 def part_learner(config):
@@ -282,10 +328,12 @@ _TRANSPORT = {'actor': ('adder', 'parameters'), 'learner': ('dataset', 'push'),
               'replay': ('total',)}
 
 
-def account_run(cores, a, b, c, limit, learner_limit=None):
-    """The account of a local run (run_account.py), then the limit's parts beside the run's
-    and the accounted limit; with `learner_limit` (a learner-bound agent's frames/s with its
-    learner alone on all cores) the run against it too."""
+def account_run(cores, a, b, c, e, limit, learner_limit=None):
+    """The account of a local run (run_account.py), then the limit's parts beside the run's,
+    the accounted limit, and the same with (e), the actor's own loop, in place of (a) and (b)
+    (what stepping them in turn costs beyond each alone); with `learner_limit` (a
+    learner-bound agent's frames/s with its learner alone on all cores) the run against it
+    too."""
     run_dir = tempfile.mkdtemp(prefix='impala_account_')
     result = run_account.account(_launch_argv(run_dir, 10**10, {}), _WARMUP_S.value,
                                  _WINDOW_S.value)
@@ -299,22 +347,27 @@ def account_run(cores, a, b, c, limit, learner_limit=None):
 
     transport = sum(summed(role, part) for role, parts in _TRANSPORT.items() for part in parts)
     accounted = cores / (1 / a + 1 / b + 1 / c + transport / 1000)
+    interleaved = cores / (1 / e + 1 / c + transport / 1000)
     d = result['fps']
     print('the limit\'s parts per 1,000 frames, alone against in the run (CPU seconds):')
     for label, alone, in_run in (('(a) emulator', 1000 / a, summed('actor', 'emulator')),
                                  ('(b) inference', 1000 / b, summed('actor', 'inference')),
                                  ('(c) learner update', 1000 / c, summed('learner', 'update'))):
         print(f'  {label:20s} alone {alone:6.3f}  in the run {in_run:6.3f}')
+    print(f'  (e) the actor\'s loop alone {1000 / e:6.3f}: (a) and (b) stepped in turn cost '
+          f'{1000 / e - 1000 / a - 1000 / b:+.3f} beyond each alone')
     print(f'  transport (actors\' adders and pulls, dataset, push, replay) {transport:6.3f}')
-    print(f'limit_fps={limit:,.0f}  accounted_limit_fps={accounted:,.0f}  (d) '
-          f'end_to_end_fps={d:,.0f}')
-    print(f'ratio={d / limit:.2f}  accounted_ratio={d / accounted:.2f}', flush=True)
+    print(f'limit_fps={limit:,.0f}  accounted_limit_fps={accounted:,.0f}  '
+          f'accounted_limit_with_(e)_fps={interleaved:,.0f}  (d) end_to_end_fps={d:,.0f}')
+    print(f'ratio={d / limit:.2f}  accounted_ratio={d / accounted:.2f}  '
+          f'accounted_ratio_with_(e)={d / interleaved:.2f}', flush=True)
     if learner_limit:
         print(f'learner_bound_limit_fps={learner_limit:,.0f}  '
               f'learner_bound_ratio={d / learner_limit:.2f}', flush=True)
     if _ACCOUNT_OUT.value:
         with open(_ACCOUNT_OUT.value, 'w') as f:
-            json.dump({**result, 'limit': limit, 'accounted_limit': accounted,
+            json.dump({**result, 'parts': {'a': a, 'b': b, 'c': c, 'e': e}, 'limit': limit,
+                       'accounted_limit': accounted, 'accounted_limit_with_e': interleaved,
                        'transport': transport, 'learner_bound_limit': learner_limit}, f,
                       indent=1)
 
@@ -322,7 +375,7 @@ def account_run(cores, a, b, c, limit, learner_limit=None):
 def main(argv):
     del argv
     if _PART.value:
-        parts = {'emulator': part_emulator, 'inference': part_inference,
+        parts = {'emulator': part_emulator, 'inference': part_inference, 'actor': part_actor,
                  'learner': part_learner if _AGENT.value == 'impala' else part_filled_learner}
         print(json.dumps(parts[_PART.value](_config())))
         return
@@ -337,11 +390,12 @@ def main(argv):
     cores = os.cpu_count()
     config = _config()
     if _PARTS.value:
-        a, b, c = (float(x) for x in _PARTS.value.split(','))
+        a, b, c, *given_e = (float(x) for x in _PARTS.value.split(','))
     else:
         a = _run_part('emulator')['fps']
         b = _run_part('inference', jit=False)['fps']
         c = _run_part('learner', jit=False)['fps_per_core']
+        given_e = []
     limit = cores / (1 / a + 1 / b + 1 / c)
     print(f'agent={_AGENT.value} game={_GAME.value} torso={config.get("torso", "-")} '
           f'preset={_PRESET.value} cores={cores} envs_per_actor={config.envs_per_actor} '
@@ -352,7 +406,9 @@ def main(argv):
     print(f'(c) learner_fps_per_core={c:,.0f}', flush=True)
     print(f'limit_fps={limit:,.0f}', flush=True)
     if _ACCOUNT.value:
-        account_run(cores, a, b, c, limit,
+        e = given_e[0] if given_e else _run_part('actor')['fps']
+        print(f'(e) actor_loop_fps_per_core={e:,.0f}', flush=True)
+        account_run(cores, a, b, c, e, limit,
                     learner_limit=c * cores if _AGENT.value != 'impala' else None)
         return
     d = end_to_end({})
