@@ -28,10 +28,11 @@ def setup():
     server.stop()
 
 
-def _stream(client, count):
+def _stream(builder, client, count):
     """The actor's step stream rebuilt from `count` unrolls (consecutive ones share a step)."""
-    items = [next(client.sample(tables.QUEUE, 1, emit_timesteps=False,
-                                unpack_as_table_signature=True)).data for _ in range(count)]
+    items = [builder.packing().unpack(next(client.sample(
+        tables.QUEUE, 1, emit_timesteps=False, unpack_as_table_signature=True)).data)
+        for _ in range(count)]
     for before, after in zip(items, items[1:]):
         for name in before:
             np.testing.assert_array_equal(before[name][-1], after[name][0])
@@ -45,7 +46,7 @@ def test_actor_writes_unrolls_with_time_limits_bootstrapped(setup, tmp_path):
     actor.run(num_steps=130)
     size = client.server_info()[tables.QUEUE].current_size
     assert size >= 25   # at least 130 steps / T unrolls (plus bootstrap steps)
-    stream = _stream(client, size)
+    stream = _stream(builder, client, size)
 
     # 200-frame episodes of 4-frame steps end by the time limit: discount 1, then a mask-0
     # step with the final observation, then the first observation of a fresh game.

@@ -42,8 +42,9 @@ def written_unrolls(tmp_path):
     variables.VariablePusher(client, network.trainable_variables).push(step=1)
     builders.make_actor(builder, address, str(tmp_path), actor_id=0).run(num_steps=80)
     size = client.server_info()[tables.QUEUE].current_size
-    items = [next(client.sample(tables.QUEUE, 1, emit_timesteps=False,
-                                unpack_as_table_signature=True)).data for _ in range(size)]
+    items = [builder.packing().unpack(next(client.sample(
+        tables.QUEUE, 1, emit_timesteps=False, unpack_as_table_signature=True)).data)
+        for _ in range(size)]
     server.stop()
     yield builder, network, items
 
