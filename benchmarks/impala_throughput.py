@@ -231,30 +231,14 @@ def part_filled_learner(config):
     variables.VariablePusher(reverb.Client(address), state.network.trainable_variables).push(0)
     run_dir = tempfile.mkdtemp(prefix='filled_learner_')
     actor = builders.make_actor(b, address, run_dir, actor_id=0)
-    stopping = threading.Event()
-    thread = threading.Thread(target=_until_the_server_stops, args=(actor, stopping),
-                              daemon=True)
+    thread = threading.Thread(target=actor.run, daemon=True)
     thread.start()
     batch = next(b.dataset(address, 0))
     _wait_until_blocked(thread)
     updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
     frames = updates * frames_per_update(config)
-    # The actor waits inside a Reverb write: stop the server under it and let it end before
-    # the process does (a thread left blocked in Reverb aborted the interpreter's exit).
-    stopping.set()
-    server.stop()
-    thread.join(timeout=60)
     shutil.rmtree(run_dir, ignore_errors=True)
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
-
-
-def _until_the_server_stops(actor, stopping):
-    """Runs `actor` until its writes fail because the server under it was stopped."""
-    try:
-        actor.run()
-    except Exception:  # pylint: disable=broad-except
-        if not stopping.is_set():
-            raise
 
 
 def _wait_until_blocked(thread, timeout_s=120.0):
@@ -393,7 +377,11 @@ def main(argv):
     if _PART.value:
         parts = {'emulator': part_emulator, 'inference': part_inference, 'actor': part_actor,
                  'learner': part_learner if _AGENT.value == 'impala' else part_filled_learner}
-        print(json.dumps(parts[_PART.value](_config())))
+        print(json.dumps(parts[_PART.value](_config())), flush=True)
+        if _PART.value == 'learner' and _AGENT.value != 'impala':
+            # Its filling actor still waits inside a Reverb write, which neither stopping the
+            # server ends nor the interpreter's exit survives (it aborted in CI): leave now.
+            os._exit(0)  # pylint: disable=protected-access
         return
     if _AGENT.value != 'impala' and not _ACCOUNT.value:
         raise app.UsageError('--agent=laser or reactor is for --account')
