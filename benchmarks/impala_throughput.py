@@ -57,6 +57,7 @@ from absl import app
 from absl import flags
 
 from benchmarks import run_account
+from launch import runtime
 
 _AGENT = flags.DEFINE_enum('agent', 'impala', ['impala', 'laser', 'reactor'],
                            'Whose local run: IMPALA, or with --account the learner-bound LASER '
@@ -289,7 +290,7 @@ def _run_part(part, torso=None, **kwargs):
             f'--torso={torso or _TORSO.value}', f'--core={_CORE.value}',
             f'--preset={_PRESET.value}', f'--seconds={_SECONDS.value}']
     argv += [f'--{k}={v}' for k, v in kwargs.items()]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    env = dict(runtime.role_environment(), TF_CPP_MIN_LOG_LEVEL='3')   # as the run's roles
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -111,6 +111,10 @@ def test_ctrl_c_checkpoints_and_stops_every_process(tmp_path):
         learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
         wait_for(lambda: os.path.exists(learner_csv) and len(_read_csv(learner_csv)) > 3,
                  'the learner to train')
+        # Its roles run TensorFlow with the BFC allocator (launch/runtime.role_environment).
+        roles = children(run_dir, 'learner') + children(run_dir, 'actor')
+        assert roles and all(p.environ().get('TF_CPU_ALLOCATOR_USE_BFC') == 'true'
+                             for p in roles)
         launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=120)
     finally:
