@@ -136,11 +136,16 @@ def part_emulator(config):
     return {'fps': _timed(step, _SECONDS.value) * config.action_repeat}
 
 
-def part_inference(config):
+def _one_tensorflow_thread():
+    """TensorFlow on one thread, as an actor runs it (launch/runtime.role_environment)."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    from agents.core import softmax_policy  # pylint: disable=import-outside-toplevel
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
+
+
+def part_inference(config):
+    _one_tensorflow_thread()
+    from agents.core import softmax_policy  # pylint: disable=import-outside-toplevel
     from agents.core import steps  # pylint: disable=import-outside-toplevel
     b = _experiment().builder(config)
     policy = (softmax_policy.SoftmaxPolicy(b.network(), jit_compile=_JIT.value)
@@ -177,9 +182,7 @@ def part_actor(config):
     """(e) the actor's own loop without its transport: its environments and its batched
     inference (one TensorFlow thread) stepped in turn as in a run, the steps dropped and the
     parameters kept; frames/s on one core."""
-    import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
+    _one_tensorflow_thread()
     from agents.core import actor as actor_lib  # pylint: disable=import-outside-toplevel
     b = _experiment().builder(config)
     envs = [b.environments.environment(seed=k) for k in range(config.envs_per_actor)]

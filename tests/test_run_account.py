@@ -40,3 +40,14 @@ def test_a_learner_bound_agents_update_is_timed_on_a_batch_its_actor_wrote(agent
     assert part['updates_per_second'] > 0
     assert part['fps'] == pytest.approx(part['updates_per_second'] * (
         5 * 4 if agent == 'reactor' else 2 * 5 * 4))   # tiny: pace 5; 2 online unrolls of 5
+
+
+def test_the_actors_own_loop_is_timed_without_its_transport():
+    """benchmarks/impala_throughput.py's (e): a real actor's games and inference stepped in
+    turn, its steps dropped; its frames are its steps times the action repeat."""
+    out = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.impala_throughput', '--part=actor', '--game=pong',
+         '--preset=tiny', '--seconds=1'], check=True, capture_output=True, text=True).stdout
+    part = json.loads(out.strip().splitlines()[-1])
+    assert part['steps_per_second'] > 0
+    assert part['fps'] == pytest.approx(part['steps_per_second'] * 4)
