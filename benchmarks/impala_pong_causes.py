@@ -32,6 +32,11 @@ VARIANTS = {
     'unroll_80': (('--config.batch_size=8', '--config.unroll_length=80'),
                   "PolyBeast's batch shape, 8 unrolls of 80 steps: table G.1's 640 steps per "
                   "update, returns over 80 steps"),
+    'rmsprop_pytorch': (('--config.rmsprop_form=pytorch',),
+                        "PolyBeast's optimizer form (torch.optim.RMSprop): the mean square "
+                        "from zeros and epsilon 0.01 outside the square root"),
+    'deep_torso': (('--config.torso=deep',),
+                   "PolyBeast's network, figure 3's deep residual torso"),
 }
 
 _VARIANTS = flags.DEFINE_list('variants', list(VARIANTS), 'Which variants to train.')

@@ -1,4 +1,5 @@
-"""RMSPropTF1 against the TF1 formulas in numpy and against TF1's own RMSPropOptimizer."""
+"""RMSPropTF1 against the TF1 formulas in numpy and against TF1's own RMSPropOptimizer;
+RMSPropPyTorch against torch.optim.RMSprop's documented algorithm in numpy."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -40,6 +41,23 @@ def _numpy_rmsprop(init, grads, masks, learning_rate, decay, momentum, epsilon, 
     return param, ms
 
 
+def _numpy_torch_rmsprop(init, grads, masks, learning_rate, decay, momentum, epsilon, centered):
+    """torch.optim.RMSprop as its documentation writes it (alpha = decay): square_avg from
+    zeros, avg = sqrt(square_avg [- grad_avg^2]) + eps, buf = momentum * buf + g / avg,
+    param -= lr * buf; rows a mask leaves out untouched."""
+    param = init.astype(np.float64)
+    square_avg, grad_avg, buf = (np.zeros_like(param) for _ in range(3))
+    for grad, mask in zip(grads, masks):
+        new_square_avg = decay * square_avg + (1 - decay) * grad ** 2
+        new_grad_avg = decay * grad_avg + (1 - decay) * grad if centered else grad_avg
+        avg = np.sqrt(new_square_avg - new_grad_avg ** 2) + epsilon
+        new_buf = momentum * buf + grad / avg
+        updated = [(new_square_avg, square_avg), (new_grad_avg, grad_avg), (new_buf, buf),
+                   (param - learning_rate * new_buf, param)]
+        square_avg, grad_avg, buf, param = (np.where(mask, new, old) for new, old in updated)
+    return param, square_avg
+
+
 def _sparse_dense(values, indices):
     grad = np.zeros(SPARSE_SHAPE)
     np.add.at(grad, indices, values)
@@ -69,10 +87,10 @@ def _tf1_rmsprop(problem, hparams):
                              opt.get_slot(sparse, 'rms')])
 
 
-def _run_ours(problem, hparams, jit):
+def _run_ours(problem, hparams, jit, optimizer=optimizers.RMSPropTF1):
     dense = tf.Variable(problem['dense_init'])
     sparse = tf.Variable(problem['sparse_init'])
-    opt = optimizers.RMSPropTF1(**hparams)
+    opt = optimizer(**hparams)
 
     def step(dense_grad, values, indices):
         sparse_grad = tf.IndexedSlices(values, indices, tf.constant(SPARSE_SHAPE))
@@ -86,17 +104,20 @@ def _run_ours(problem, hparams, jit):
     return [v.numpy() for v in (dense, sparse, opt.ms[0], opt.ms[1])]
 
 
+@pytest.mark.parametrize('form', ['tf1', 'pytorch'])
 @pytest.mark.parametrize('jit', [False, True])
 @pytest.mark.parametrize('hparams', HPARAMS)
-def test_matches_numpy_formulas(hparams, jit):
+def test_matches_numpy_formulas(hparams, jit, form):
     problem = _problem()
-    dense, sparse, dense_ms, sparse_ms = _run_ours(problem, hparams, jit)
+    reference = {'tf1': _numpy_rmsprop, 'pytorch': _numpy_torch_rmsprop}[form]
+    dense, sparse, dense_ms, sparse_ms = _run_ours(problem, hparams, jit,
+                                                   optimizers.RMSPROP_FORMS[form])
     all_rows = [np.ones(DENSE_SHAPE, bool)] * STEPS
-    expected_dense, expected_dense_ms = _numpy_rmsprop(
+    expected_dense, expected_dense_ms = reference(
         problem['dense_init'], problem['dense_grads'], all_rows, **hparams)
     grads, masks = zip(*(_sparse_dense(v, i)
                          for v, i in zip(problem['sparse_values'], SPARSE_INDICES)))
-    expected_sparse, expected_sparse_ms = _numpy_rmsprop(
+    expected_sparse, expected_sparse_ms = reference(
         problem['sparse_init'], grads, masks, **hparams)
     np.testing.assert_allclose(dense, expected_dense, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(dense_ms, expected_dense_ms, rtol=1e-5, atol=1e-6)
@@ -153,3 +174,19 @@ def test_checkpoint_saves_and_restores_state(tmp_path):
     np.testing.assert_allclose(restored_param.numpy(), param.numpy(), rtol=1e-6)
     for ours, theirs in zip(restored_opt.variables, opt.variables):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_the_two_forms_differ_where_the_mean_square_is_small():
+    """At the first step on small gradients, TF1's ms of ones damps the step to about
+    lr * g, while PyTorch's ms from zeros gives about lr * g / (0.1 |g| + eps): the forms
+    differ by an order of magnitude where IMPALA's gradients are small."""
+    grad = tf.constant([1e-3, -1e-3])
+    steps = {}
+    for form, optimizer in optimizers.RMSPROP_FORMS.items():
+        param = tf.Variable([0.0, 0.0])
+        optimizer(learning_rate=0.1, decay=0.99, epsilon=0.01).apply([grad], [param])
+        steps[form] = -param.numpy()
+    np.testing.assert_allclose(steps['tf1'], 0.1 * grad.numpy() / np.sqrt(0.99 + 1e-8 + 0.01),
+                               rtol=1e-5)
+    np.testing.assert_allclose(steps['pytorch'], 0.1 * grad.numpy() / (0.1 * 1e-3 + 0.01),
+                               rtol=1e-5)

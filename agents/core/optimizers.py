@@ -11,6 +11,10 @@ from `snt.optimizers.RMSProp` and Keras' RMSprop in ways that matter for the pap
 A `tf.IndexedSlices` update (e.g. from an embedding lookup) follows TF1's sparse apply: slices
 with repeated indices are summed, and only the rows it indexes have their state and value
 updated. It is done with dense masks, so `apply` compiles under `tf.function(jit_compile=True)`.
+
+`RMSPropPyTorch` is `torch.optim.RMSprop` (torchbeast's PolyBeast trains IMPALA with it): ms
+from zeros and epsilon outside the square root, `lr * g / (sqrt(ms [- mg^2]) + eps)`. It is not
+any paper's; it is here to test what the form changes (results/README.md, issue 23's causes).
 """
 import sonnet as snt
 import tensorflow as tf
@@ -43,6 +47,8 @@ class RMSPropTF1(snt.Optimizer):
     PBT-adapted epsilon); variables are read at each `apply`, also inside a `tf.function`.
     """
 
+    INITIAL_MEAN_SQUARE = 1.0
+
     def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, centered=False,
                  name=None):
         super().__init__(name=name)
@@ -62,7 +68,7 @@ class RMSPropTF1(snt.Optimizer):
             return tf.Variable(tf.fill(p.shape, tf.cast(fill, p.dtype)), trainable=False,
                                name=name)
 
-        self.ms.extend(like(p, 1.0, 'rms') for p in parameters)
+        self.ms.extend(like(p, self.INITIAL_MEAN_SQUARE, 'rms') for p in parameters)
         self.mom.extend(like(p, 0.0, 'momentum') for p in parameters)
         if self.centered:
             self.mg.extend(like(p, 0.0, 'mg') for p in parameters)
@@ -85,11 +91,11 @@ class RMSPropTF1(snt.Optimizer):
             grad, mask = _row_mask(update, param)
             new_ms = decay * ms + (1.0 - decay) * tf.square(grad)
             if mg is None:
-                denominator = new_ms + epsilon
+                mean_square = new_ms
             else:
                 new_mg = decay * mg + (1.0 - decay) * grad
-                denominator = new_ms - tf.square(new_mg) + epsilon
-            new_mom = momentum * mom + lr * grad * tf.math.rsqrt(denominator)
+                mean_square = new_ms - tf.square(new_mg)
+            new_mom = momentum * mom + lr * grad * self._inverse_root(mean_square, epsilon)
             new_param = param - new_mom
             new_values = [(ms, new_ms), (mom, new_mom), (param, new_param)]
             if mg is not None:
@@ -97,3 +103,24 @@ class RMSPropTF1(snt.Optimizer):
             for variable, value in new_values:
                 # TF1's sparse apply: rows an IndexedSlices does not index stay as they are.
                 variable.assign(value if mask is None else tf.where(mask, value, variable))
+
+    @staticmethod
+    def _inverse_root(mean_square, epsilon):
+        """TF1: 1 / sqrt(ms + eps), epsilon inside the square root."""
+        return tf.math.rsqrt(mean_square + epsilon)
+
+
+class RMSPropPyTorch(RMSPropTF1):
+    """`torch.optim.RMSprop` semantics: ms starts at zeros, 1 / (sqrt(ms) + eps). (With momentum,
+    torch applies the learning rate to the momentum buffer at each step rather than as it
+    accumulates: the same while the rate is constant.)"""
+
+    INITIAL_MEAN_SQUARE = 0.0
+
+    @staticmethod
+    def _inverse_root(mean_square, epsilon):
+        return 1.0 / (tf.sqrt(mean_square) + epsilon)
+
+
+# config.rmsprop_form (agents/ops/choices.RMSPROP_FORMS) -> the optimizer class.
+RMSPROP_FORMS = {'tf1': RMSPropTF1, 'pytorch': RMSPropPyTorch}

@@ -47,6 +47,8 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.rmsprop_decay = 0.99           # not in the paper; the authors' scalable_agent default
     c.rmsprop_momentum = 0.0         # table G.1
     c.rmsprop_epsilon = 0.01         # table G.1 (TF1 RMSProp: inside the square root)
+    c.rmsprop_form = 'tf1'           # not stated; the authors' TF1 RMSProp (scalable_agent).
+                                     # 'pytorch' (PolyBeast's) only for results/README.md's study
     c.max_grad_norm = 40.0           # table G.1: clip global gradient norm
     c.total_frames = 200_000_000     # sec. 5.3.2: experts trained for 200M frames
     c.clip_rho_threshold = 1.0       # sec. 5.2.2: rho-bar = 1
@@ -402,6 +404,7 @@ def check_unroll_learning(config: ml_collections.ConfigDict, replay_capacity: in
     replay holds `replay_capacity` unrolls as `--config.<capacity_field>` sets it."""
     config_checks.one_of(config, 'torso', ('shallow', 'deep'))
     config_checks.one_of(config, 'core', ('feed_forward', 'lstm'))
+    config_checks.one_of(config, 'rmsprop_form', choices.RMSPROP_FORMS)
     replayed = replay_batch_size(config)   # its range and batch share: config_checks.declared
     if config.replay_proportion and replay_capacity < replayed:
         raise config_checks.ConfigError(

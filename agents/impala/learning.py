@@ -149,7 +149,7 @@ class UnrollLearning(learning.LearningState):
             for name in impala_config.ADAPTABLE}
         self.learning_rate = tf.Variable(config.learning_rate, trainable=False,
                                          dtype=tf.float32, name='learning_rate')
-        self.optimizer = optimizers.RMSPropTF1(
+        self.optimizer = optimizers.RMSPROP_FORMS[config.rmsprop_form](
             learning_rate=self.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=self.hyperparameters['rmsprop_epsilon'])
         self._anneal = population.anneals_learning_rate(config)

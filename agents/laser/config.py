@@ -68,6 +68,7 @@ def atari() -> ml_collections.ConfigDict:
     c.rmsprop_decay = 0.99           # not stated; IMPALA's scalable_agent default
     c.rmsprop_momentum = 0.0         # not stated; IMPALA table G.1
     c.rmsprop_epsilon = 0.01         # not stated for Atari; IMPALA table G.1
+    c.rmsprop_form = 'tf1'           # not stated; IMPALA's TF1 RMSProp (agents/core/optimizers)
     c.max_grad_norm = 0.0            # sec. 5.1: "we do not use gradient clipping by norm"
     c.clip_rho_threshold = 1.0       # not stated; IMPALA's rho-bar = 1 (LASER sec. 2.3:
     c.clip_c_threshold = 1.0         # "typically chosen rho-bar = c-bar = 1")

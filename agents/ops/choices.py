@@ -14,3 +14,6 @@ LABELS = {VTRACE: 'V-trace', ONE_STEP_IS: '1-Step', EPSILON: 'epsilon-correction
 SYMMETRIC = 'symmetric'
 OPTIMISTIC_ASYMMETRIC = 'optimistic_asymmetric'
 CLIPPINGS = (SYMMETRIC, OPTIMISTIC_ASYMMETRIC)
+
+# agents/core/optimizers.py (`RMSPROP_FORMS`).
+RMSPROP_FORMS = ('tf1', 'pytorch')
