@@ -44,8 +44,9 @@ _NOT_TRAINING = ('checkpoint_interval_s', 'log_interval_s')
 
 M = 1_000_000
 SOURCES = {
-    'torchbeast': 'torchbeast PolyBeast, 48 actors, evaluated checkpoints '
-                  '(facebookresearch/torchbeast, README figure)',
+    'torchbeast': "torchbeast PolyBeast, 48 actors, the paper's deep residual network "
+                  "(polybeast_learner.py's Net), evaluated checkpoints "
+                  "(facebookresearch/torchbeast, README figure 'deep_network')",
     'RLlib IMPALA Pong': 'RLlib IMPALA (ray-project/rl-experiments, pong-impala)',
     'RLlib IMPALA Breakout': 'RLlib IMPALA, 32 workers x 5 envs (ray-project/rl-experiments)',
     'RLlib Ape-X Breakout': 'RLlib Ape-X DQN, 8 workers x 8 envs (ray-project/rl-experiments)',
