@@ -140,3 +140,20 @@ def test_collect_plot_and_table_of_a_run(tmp_path):
     assert runs.read_csv(os.path.join(results_dir, row.name, 'episodes.csv'))[0][
         'episode_return'] == '0'
     assert os.path.getsize(os.path.join(results_dir, row.name, 'curve.png')) > 0
+
+
+def test_the_causes_summary_bins_games_and_updates(tmp_path):
+    """benchmarks/impala_pong_causes.summary: per bin of frames, the games finished in it, their
+    mean return, the entropy per step and the updates by the bin's end."""
+    from benchmarks import impala_pong_causes  # pylint: disable=import-outside-toplevel
+    logs = tmp_path / 'logs'
+    logs.mkdir()
+    with open(logs / 'episodes.csv', 'w') as f:
+        f.write('frames,episode_return\n100,-21\n200,-19\n300,-10\n')
+    with open(logs / 'learner.csv', 'w') as f:
+        f.write('frames,step,entropy_loss\n150,3,-16\n250,5,-8\n350,7,-8\n')
+    with open(tmp_path / 'config.json', 'w') as f:
+        json.dump({'batch_size': 2, 'unroll_length': 4}, f)
+    lines = impala_pong_causes.summary(str(tmp_path), frames=400, bin_frames=200)
+    assert lines == ['| 0-0.0002M | 2 | -20.00 | 2.000 | 3 |',
+                     '| 0.0002-0.0004M | 1 | -10.00 | 1.000 | 7 |']
