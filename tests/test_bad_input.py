@@ -74,6 +74,8 @@ CASES = [
      'error: --config.discount must be in [0, 1], got 1.5'),
     ('launch.impala_atari', ['--config.torso=huge'],
      "error: --config.torso must be one of 'shallow', 'deep'"),
+    ('launch.laser_atari', ['--config.rmsprop_form=adam'],
+     "error: --config.rmsprop_form must be one of 'tf1', 'pytorch'"),
     ('launch.impala_atari', ['--config.learning_rate=nan'],
      'error: --config.learning_rate must be > 0, got nan'),
     ('launch.impala_atari', ['--config.entropy_cost=nan'],
