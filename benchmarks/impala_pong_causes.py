@@ -8,8 +8,9 @@ the same frames.
 Variant V trains `launch.impala_atari --game=pong --preset=<its preset>` plus its change in
 VARIANTS_ROOT/V (resumed if there), stopped by SIGTERM (which checkpoints) once its learner has
 logged --frames. The learning rate keeps its preset's annealing horizon (table G.1's 200M
-frames; `impala_pong`'s 20M for the quick variant), so stopping early changes nothing else. The summary prints each variant's mean training return and the
-policy's entropy per step over 1M-frame bins (random play: -20.7; uniform: ln 6 = 1.792).
+frames; `impala_pong`'s 20M for the quick variant), so stopping early changes nothing else.
+The summary prints each variant's mean training return and the policy's entropy per step over
+bins of --bin_frames (random play: -20.7; uniform: ln 6 = 1.792).
 """
 import json
 import os

@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from agents.core import optimizers
+from agents.ops import choices
 
 STEPS = 4
 DENSE_SHAPE, SPARSE_SHAPE = (3, 4), (6, 2)
@@ -190,3 +191,7 @@ def test_the_two_forms_differ_where_the_mean_square_is_small():
                                rtol=1e-5)
     np.testing.assert_allclose(steps['pytorch'], 0.1 * grad.numpy() / (0.1 * 1e-3 + 0.01),
                                rtol=1e-5)
+
+
+def test_every_form_a_config_may_name_has_its_optimizer():
+    assert tuple(optimizers.RMSPROP_FORMS) == choices.RMSPROP_FORMS
