@@ -31,11 +31,28 @@ def resumed_frames(output):
             if line.startswith('[learner] resumed from')]
 
 
-def wait_for(predicate, what, timeout=240):
+def wait_for(predicate, what, timeout=240, launcher=None, run_dir=None):
+    """Polls `predicate` until it holds; past `timeout` s, fails with what the `launcher`
+    process printed (it is killed to read it) and the tail of each log under `run_dir`."""
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, f'timed out waiting for {what}'
+        if time.monotonic() > deadline:
+            raise AssertionError(f'timed out waiting for {what}'
+                                 + _what_the_run_said(launcher, run_dir))
         time.sleep(0.5)
+
+
+def _what_the_run_said(launcher, run_dir, lines=30):
+    said = ''
+    if launcher is not None:
+        launcher.kill()
+        output, _ = launcher.communicate(timeout=60)
+        said += f'\n--- the launcher printed:\n{output}'
+    logs = os.path.join(run_dir or '', 'logs')
+    for name in sorted(os.listdir(logs)) if run_dir and os.path.isdir(logs) else ():
+        with open(os.path.join(logs, name), errors='replace') as f:
+            said += f'\n--- logs/{name}, its end:\n' + ''.join(f.readlines()[-lines:])
+    return said
 
 
 def checkpoint_frames(run_dir):

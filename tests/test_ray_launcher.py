@@ -62,7 +62,12 @@ def test_roles_are_placed_by_resource_and_faults_are_survived(cluster, tmp_path)
                 f'--config.total_frames={total}', '--config.checkpoint_interval_s=2'),
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(lambda: checkpoint_frames(run_dir) > 0, 'a first learner checkpoint')
+        def wait(predicate, what, timeout=240):
+            wait_for(predicate, what, timeout, launcher=launcher, run_dir=run_dir)
+
+        # Three Ray nodes and four roles start on two cores first: ~60 s here, more on a
+        # loaded machine.
+        wait(lambda: checkpoint_frames(run_dir) > 0, 'a first learner checkpoint', 480)
         placed = _placement(run_dir)
         assert placed['replay'] == [nodes.head_node.node_id]
         assert placed['learner'] == [learner_node.node_id]
@@ -71,13 +76,13 @@ def test_roles_are_placed_by_resource_and_faults_are_survived(cluster, tmp_path)
         # An actor's Ray worker dies: Ray restarts the actor, the launcher reruns its role.
         [actor] = [p for p in children(run_dir, 'actor') if '--actor_id=0' in p.cmdline()]
         actor.parent().send_signal(signal.SIGKILL)
-        wait_for(lambda: len(_placement(run_dir)['actor_0']) == 2, 'actor_0 restarted')
+        wait(lambda: len(_placement(run_dir)['actor_0']) == 2, 'actor_0 restarted')
 
         # The actors' node dies; a new node joins and the actors move to it.
         new_node = nodes.add_node(num_cpus=2)
         nodes.remove_node(actor_node)
-        wait_for(lambda: all(_placement(run_dir)[f'actor_{i}'][-1] == new_node.node_id
-                             for i in range(2)), 'the actors on the new node')
+        wait(lambda: all(_placement(run_dir)[f'actor_{i}'][-1] == new_node.node_id
+                         for i in range(2)), 'the actors on the new node')
 
         # The learner dies: it is restarted and resumes from its checkpoint.
         frames_before = checkpoint_frames(run_dir)
