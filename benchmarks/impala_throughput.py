@@ -67,6 +67,9 @@ _TORSO = flags.DEFINE_string('torso', 'shallow', 'shallow or deep.')
 _CORE = flags.DEFINE_string('core', 'feed_forward', "feed_forward, lstm, or 'both': the "
                             "end-to-end run of each, back to back, and their ratio.")
 _PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-end run.')
+_ENVS_PER_ACTOR = flags.DEFINE_integer(
+    'envs_per_actor', None, "Games each actor steps per batched inference call, in the run and "
+    "in (b) and (e); default: the preset's.")
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
 _COMPONENTS = flags.DEFINE_bool('components', False, 'XLA on/off figures per component.')
@@ -98,6 +101,8 @@ def _config(**overrides):
     if _AGENT.value == 'impala':
         c.torso = _TORSO.value
         c.core = _CORE.value
+    if _ENVS_PER_ACTOR.value:
+        c.envs_per_actor = _ENVS_PER_ACTOR.value
     c.update(overrides)
     return c
 
@@ -266,6 +271,8 @@ def _launch_argv(run_dir, frames, config_overrides):
             f'--preset={_PRESET.value}', f'--run_dir={run_dir}',
             f'--config.total_frames={frames}', '--config.eval_episodes=1',
             '--config.log_interval_s=5']
+    if _ENVS_PER_ACTOR.value:
+        argv.append(f'--config.envs_per_actor={_ENVS_PER_ACTOR.value}')
     if _AGENT.value == 'impala':
         argv += [f'--config.torso={_TORSO.value}',
                  f'--config.core={config_overrides.pop("core", _CORE.value)}']
@@ -292,6 +299,8 @@ def _run_part(part, torso=None, **kwargs):
             f'--agent={_AGENT.value}', f'--game={_GAME.value}',
             f'--torso={torso or _TORSO.value}', f'--core={_CORE.value}',
             f'--preset={_PRESET.value}', f'--seconds={_SECONDS.value}']
+    if _ENVS_PER_ACTOR.value:
+        argv.append(f'--envs_per_actor={_ENVS_PER_ACTOR.value}')
     argv += [f'--{k}={v}' for k, v in kwargs.items()]
     env = dict(runtime.role_environment(), TF_CPP_MIN_LOG_LEVEL='3')   # as the run's roles
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout

@@ -61,7 +61,11 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.replay_capacity = 10_000       # table D.3: 10,000 trajectories, uniform, FIFO removal
 
     # Runtime: how this machine runs it, not from the paper (agents/core/runtime_config.py).
-    runtime_config.add(c, eval_protocol='impala_atari_noop')
+    # 16 games per actor (not stated; the runtime default is 8): each batched forward pass
+    # serves twice the frames, and the actor's loop (the emulator and the network stepped in
+    # turn) runs 20-30% faster per core; at batch 32 an actor's 16 unrolls are half a batch,
+    # so its policy lags by about one update (benchmarks/README.md, "Games per actor").
+    runtime_config.add(c, eval_protocol='impala_atari_noop', envs_per_actor=16)
     c.replay_shared = True           # with several learners: one replay table they all share
     c.queue_size = 64                # unrolls buffered between actors and learner
 
@@ -81,10 +85,13 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     demo's time, those settings leave the policy uniform on Breakout. Two changes make it learn
     there (measured in benchmarks/README.md): RMSProp epsilon 1e-5, one of table D.1's sweep
     values, so that steps are normalised by the gradient scale instead of being capped by the
-    epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates.
+    epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates. Its actors step
+    8 games each, not the paper preset's 16: at batch 4 an actor's 16 unrolls are 4 updates,
+    which doubles the policy's lag, and one demo run with 16 ended at 4.7 where two with 8
+    ended at 7.4 and 10.2 (benchmarks/README.md, "Games per actor").
     """
     return runtime_config.quick(c, total_frames=2_500_000, batch_size=4, rmsprop_epsilon=1e-5,
-                                eval_episodes=5)
+                                eval_episodes=5, envs_per_actor=8)
 
 
 def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
