@@ -26,6 +26,11 @@ that d / accounted limit is what the run loses beyond the transport's CPU. It al
 the steps dropped), and prints the accounted limit with (e) in place of (a) and (b): the part
 of the gap that comes from the actor's parts running slower in turn than each alone.
 
+  python -m benchmarks.impala_throughput --account --preset=paper --envs_per_actor=8
+
+any of these with the actors stepping another number of games per batched call than the
+preset's, in the run and in (b) and (e), to compare layouts back to back.
+
   python -m benchmarks.impala_throughput --account --agent=laser --game=breakout
   python -m benchmarks.impala_throughput --account --agent=reactor --game=breakout
 

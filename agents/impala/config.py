@@ -63,7 +63,7 @@ def atari_experts() -> ml_collections.ConfigDict:
     # Runtime: how this machine runs it, not from the paper (agents/core/runtime_config.py).
     # 16 games per actor (not stated; the runtime default is 8): each batched forward pass
     # serves twice the frames, and the actor's loop (the emulator and the network stepped in
-    # turn) runs 20-30% faster per core; at batch 32 an actor's 16 unrolls are half a batch,
+    # turn) runs about 20% faster per core; at batch 32 an actor's 16 unrolls are half a batch,
     # so its policy lags by about one update (benchmarks/README.md, "Games per actor").
     runtime_config.add(c, eval_protocol='impala_atari_noop', envs_per_actor=16)
     c.replay_shared = True           # with several learners: one replay table they all share
