@@ -79,3 +79,14 @@ def test_actor_acts_with_the_learner_parameters(setup, tmp_path):
     actor.run(num_steps=1)
     for a, b in zip(actor_vars, learner_net.trainable_variables):  # ...until it pulls
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_the_experts_actors_step_16_games_and_the_quick_presets_8():
+    """16 games per batched call at the paper preset (fewer inference calls per frame,
+    benchmarks/README.md, "Games per actor"); 8 at the quick preset, where an actor's 16 unrolls
+    would be 4 of its updates: the policy's lag stays at most 2 updates per actor's pull."""
+    paper = impala_config.atari_experts()
+    quick = impala_config.quick(paper)
+    assert (paper.envs_per_actor, quick.envs_per_actor) == (16, 8)
+    for c in (paper, quick):
+        assert c.envs_per_actor / c.batch_size <= 2
