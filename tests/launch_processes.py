@@ -49,7 +49,8 @@ def _what_the_run_said(launcher, run_dir, lines=30):
         output, _ = launcher.communicate(timeout=60)
         said += f'\n--- the launcher printed:\n{output}'
     logs = os.path.join(run_dir or '', 'logs')
-    for name in sorted(os.listdir(logs)) if run_dir and os.path.isdir(logs) else ():
+    names = sorted(os.listdir(logs)) if run_dir and os.path.isdir(logs) else ()
+    for name in (n for n in names if n.endswith(('.log', '.out'))):   # the roles' own logs
         with open(os.path.join(logs, name), errors='replace') as f:
             said += f'\n--- logs/{name}, its end:\n' + ''.join(f.readlines()[-lines:])
     return said
