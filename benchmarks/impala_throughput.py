@@ -98,8 +98,8 @@ def _experiment():
 
 
 def _config(**overrides):
-    """The run's config: the agent's `--preset`, on `--game`; IMPALA's with `--torso` and
-    `--core`, the others' as their preset has them."""
+    """The run's config: the agent's `--preset`, on `--game`, with `--envs_per_actor` where
+    given; IMPALA's with `--torso` and `--core`, the others' as their preset has them."""
     spec = _experiment()
     c = spec.presets[_PRESET.value](spec.paper_config())
     c.game = _GAME.value
