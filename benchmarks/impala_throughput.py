@@ -27,9 +27,11 @@ the steps dropped), and prints the accounted limit with (e) in place of (a) and 
 of the gap that comes from the actor's parts running slower in turn than each alone.
 
   python -m benchmarks.impala_throughput --account --preset=paper --envs_per_actor=8
+  python -m benchmarks.impala_throughput --account --num_actors=1 --envs_per_actor=16
 
-any of these with the actors stepping another number of games per batched call than the
-preset's, in the run and in (b) and (e), to compare layouts back to back.
+any of these with another actor layout than the preset's: the games each actor steps per
+batched call (in the run and in (b) and (e)) and the actor processes of the run, to compare
+layouts back to back.
 
   python -m benchmarks.impala_throughput --account --agent=laser --game=breakout
   python -m benchmarks.impala_throughput --account --agent=reactor --game=breakout
@@ -75,6 +77,8 @@ _PRESET = flags.DEFINE_string('preset', 'quick', 'Config preset for the end-to-e
 _ENVS_PER_ACTOR = flags.DEFINE_integer(
     'envs_per_actor', None, "Games each actor steps per batched inference call, in the run and "
     "in (b) and (e); default: the preset's.")
+_NUM_ACTORS = flags.DEFINE_integer(
+    'num_actors', None, "Actor processes of the run; default: the preset's.")
 _FRAMES = flags.DEFINE_integer('frames', 300_000, 'Frames of the end-to-end run.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, 'Seconds each part is timed for.')
 _COMPONENTS = flags.DEFINE_bool('components', False, 'XLA on/off figures per component.')
@@ -278,6 +282,8 @@ def _launch_argv(run_dir, frames, config_overrides):
             '--config.log_interval_s=5']
     if _ENVS_PER_ACTOR.value:
         argv.append(f'--config.envs_per_actor={_ENVS_PER_ACTOR.value}')
+    if _NUM_ACTORS.value:
+        argv.append(f'--config.num_actors={_NUM_ACTORS.value}')
     if _AGENT.value == 'impala':
         argv += [f'--config.torso={_TORSO.value}',
                  f'--config.core={config_overrides.pop("core", _CORE.value)}']
