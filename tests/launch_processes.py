@@ -7,6 +7,8 @@ import time
 import psutil
 import tensorflow as tf
 
+from launch import runtime
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
 
@@ -51,8 +53,8 @@ def _what_the_run_said(launcher, run_dir, lines=30):
     logs = os.path.join(run_dir or '', 'logs')
     names = sorted(os.listdir(logs)) if run_dir and os.path.isdir(logs) else ()
     for name in (n for n in names if n.endswith(('.log', '.out'))):   # the roles' own logs
-        with open(os.path.join(logs, name), errors='replace') as f:
-            said += f'\n--- logs/{name}, its end:\n' + ''.join(f.readlines()[-lines:])
+        said += f'\n--- logs/{name}, its end:\n' + runtime.log_tail(os.path.join(logs, name),
+                                                                    lines)
     return said
 
 
