@@ -103,11 +103,17 @@ def test_episode_stats_are_drained_once(server):
     reader = episode_log.EpisodeStatsReader(client)
     assert reader.drain() == []
     for actor, score in [(0, 21.0), (1, -3.0)]:
-        client.insert({'actor': np.int32(actor), 'env': np.int32(0),
-                       'episode_return': np.float32(score),
-                       'episode_frames': np.int64(400)},
-                      priorities={tables.EPISODE_STATS: 1.0})
+        assert episode_log.report_game(client, tables.EPISODE_STATS, actor, 0, score, 400)
     games = reader.drain()
     assert sorted((g['actor'], g['episode_return'], g['episode_frames']) for g in games) == [
         (0, 21.0, 400), (1, -3.0, 400)]
     assert reader.drain() == []
+
+
+def test_a_game_reported_while_the_replay_server_is_down_is_dropped_not_raised(server):
+    """An actor reporting a game as its replay server is killed (the launcher restarts it on
+    its address) must go on: CI saw an actor die of this insert's RuntimeError."""
+    client = reverb.Client(f'localhost:{server.port}')
+    assert episode_log.report_game(client, tables.EPISODE_STATS, 0, 0, 21.0, 400)
+    server.stop()
+    assert not episode_log.report_game(client, tables.EPISODE_STATS, 0, 0, -3.0, 400)

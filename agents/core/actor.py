@@ -15,6 +15,7 @@ import tensorflow as tf
 import tree
 
 from agents.core import cpu_account
+from agents.core import episode_log
 from agents.core import logging as run_logging
 from agents.core import steps
 from reverb_tables import tables
@@ -116,7 +117,8 @@ class Actor:
                             else None))
                     lap('adder')
                     if getattr(env, 'game_over', True):
-                        self._report_game(k, returns[k], lengths[k])
+                        episode_log.report_game(self.client, self.episode_stats_table,
+                                                self.actor_id, k, returns[k], lengths[k])
                         returns[k], lengths[k] = 0.0, 0
                     lap('other')
                     ts = env.reset()
@@ -134,10 +136,3 @@ class Actor:
                 log_time, log_count = now, count
             lap('other')
             self._account.write(frames=count * len(self.envs) * self.frames_per_step)
-
-    def _report_game(self, env: int, episode_return: float, episode_frames: int) -> None:
-        self.client.insert(
-            {'actor': np.int32(self.actor_id), 'env': np.int32(env),
-             'episode_return': np.float32(episode_return),
-             'episode_frames': np.int64(episode_frames)},
-            priorities={self.episode_stats_table: 1.0})

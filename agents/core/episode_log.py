@@ -1,14 +1,31 @@
-"""A learner's episode log: the finished games its actors report, drained from their table
-into logs/episodes.csv and TensorBoard's return curves."""
+"""A learner's episode log: the finished games its actors report (`report_game`), drained from
+their table into logs/episodes.csv and TensorBoard's return curves."""
 import os
 import time
 from typing import Any, Callable, Mapping
 
 import numpy as np
 import reverb
+from absl import logging
 
 from agents.core import logging as run_logging
 from reverb_tables import tables
+
+
+def report_game(client: reverb.Client, table: str, actor: int, env: int, episode_return: float,
+                episode_frames: int) -> bool:
+    """An actor's finished game, into `table`; False, with a warning and the game unlogged,
+    when the replay server is down or dies during the insert (a restarted server: the actor
+    goes on, as its adders do, instead of dying for one game's score)."""
+    try:
+        client.insert({'actor': np.int32(actor), 'env': np.int32(env),
+                       'episode_return': np.float32(episode_return),
+                       'episode_frames': np.int64(episode_frames)}, priorities={table: 1.0})
+    except (RuntimeError, reverb.errors.ReverbError) as e:
+        logging.warning('actor %d: a finished game (return %g) not reported: %s', actor,
+                        episode_return, e)
+        return False
+    return True
 
 
 class EpisodeStatsReader:
