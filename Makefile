@@ -1,10 +1,13 @@
 # The README's two commands. `make demo`: install, then train IMPALA on Atari Breakout on this
 # machine (--preset=quick), evaluate it and print the score table against the paper.
-# `make test`: install, then run the test suite. TF=gpu installs the CUDA build of TensorFlow.
+# `make test`: install, then run the test suite, a file at a time on each of TEST_WORKERS
+# workers (the launch tests leave a core idle while their roles start). TF=gpu installs the CUDA
+# build of TensorFlow.
 PYTHON ?= python3.11
 TF ?= cpu
 VENV := .venv
 STAMP := $(VENV)/.installed-$(TF)
+TEST_WORKERS ?= 2
 DEMO_GAME ?= breakout
 DEMO_DIR ?= runs/demo_$(DEMO_GAME)
 
@@ -24,7 +27,7 @@ demo: $(STAMP)
 	$(VENV)/bin/python -m launch.impala_atari --game=$(DEMO_GAME) --preset=quick --run_dir=$(DEMO_DIR)
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 clean:
 	rm -rf $(VENV) *.egg-info

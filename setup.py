@@ -34,7 +34,7 @@ setuptools.setup(
     extras_require={
         'cpu': ['tensorflow-cpu==2.15.1'],
         'gpu': ['tensorflow[and-cuda]==2.15.1'],
-        'test': ['pytest>=7', 'pytest-timeout>=2', 'psutil>=5'],
+        'test': ['pytest>=7', 'pytest-timeout>=2', 'pytest-xdist>=3', 'psutil>=5'],
         # Many machines: --launcher=ray (launch/ray_launcher.py); installed by `make test`.
         'ray': ['ray==2.60.0'],
     },
