@@ -52,7 +52,8 @@ class LearningState(tf.Module):
         return 1.0 - tf.cast(finite, tf.float32)
 
     def _after_step(self) -> None:
-        """What follows each applied update (a target network's copy)."""
+        """What follows each applied update (a target network's copy); here nothing."""
+        pass   # a body of a docstring alone is one AutoGraph cannot convert (a warning per run)
 
 
 class TargetNetworkLearning(LearningState):
