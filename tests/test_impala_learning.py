@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from agents.core import learning as core_learning
 from agents.impala import config as impala_config
 from agents.impala import learning
 
@@ -180,10 +179,3 @@ def test_a_nonfinite_update_is_skipped_and_reported(jit_compile):
             np.testing.assert_array_equal(variable.numpy(), value, err_msg=variable.name)
     metrics = state.update(_batch(rng))
     assert float(metrics['nonfinite']) == 0.0 and int(state.step.numpy()) == 2
-
-
-@pytest.mark.parametrize('learning_state', [learning.UnrollLearning,
-                                            core_learning.TargetNetworkLearning])
-def test_the_update_s_hooks_convert_to_graph(learning_state):
-    """Every learner log warned 'AutoGraph could not transform ... _after_step' (run as-is)."""
-    tf.autograph.to_graph(learning_state._after_step)

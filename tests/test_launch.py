@@ -72,6 +72,8 @@ def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path)
     assert 'learner exited with code -9; restarting it, resuming' in output
     assert 'replay exited with code -9; restarting it' in output, output
     assert output.count(' exited with code') == 3, output      # one restart each
+    with open(os.path.join(run_dir, 'logs', 'learner.log')) as f:
+        assert 'could not transform' not in f.read()    # AutoGraph ran no part of it as-is
 
     # The learner resumed from a checkpoint at or after the one we saw, not from frame 0.
     resumed = resumed_frames(output)
