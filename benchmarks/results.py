@@ -177,6 +177,13 @@ ROWS = {row.name: row for row in (
          '--config.samples_per_insert=32'),
         marks=(100_000, 250_000), target=Target(250_000, 909.0),
         published=(Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'))),
+    # apex_dpg_cartpole_swingup with the same one change, to 250k steps.
+    Row('apex_dpg_cartpole_swingup_spi32', 'Ape-X DPG, 32 sampled per inserted transition',
+        'launch.apex_dpg_control',
+        ('--task=cartpole_swingup', '--preset=quick', '--config.total_frames=250000',
+         '--config.samples_per_insert=32'),
+        marks=(100_000, 250_000), target=Target(250_000, 867.0),
+        published=(Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))),
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
