@@ -117,6 +117,16 @@ _PONG_PUBLISHED = dict(
     published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
 _BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
 
+
+def _control(task, frames, *changes):
+    return 'launch.apex_dpg_control', (f'--task={task}', '--preset=quick',
+                                       f'--config.total_frames={frames}', *changes)
+
+
+_D4PG_WALKER = (Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'))
+_D4PG_CARTPOLE = (Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))
+_SPI32 = 'Ape-X DPG, 32 sampled per inserted transition'
+
 ROWS = {row.name: row for row in (
     Row('impala_pong', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'pong', 'quick', 20 * M),
@@ -160,30 +170,20 @@ ROWS = {row.name: row for row in (
         marks=(2 * M,), target=Target(2 * M, 9.0),
         published=(Published(2 * M, 9, 'RLlib Ape-X Breakout'),)),
     # Control has no action repeat (agents/apex/config.py): frames are environment steps.
-    Row('apex_dpg_walker_walk', 'Ape-X DPG', 'launch.apex_dpg_control',
-        ('--task=walker_walk', '--preset=quick', '--config.total_frames=500000'),
+    Row('apex_dpg_walker_walk', 'Ape-X DPG', *_control('walker_walk', 500_000),
         marks=(100_000, 250_000, 500_000), target=Target(500_000, 900.0),
-        published=(Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'),
-                   Published(500_000, 968, 'D4PG'))),
-    Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', 'launch.apex_dpg_control',
-        ('--task=cartpole_swingup', '--preset=quick', '--config.total_frames=500000'),
+        published=_D4PG_WALKER + (Published(500_000, 968, 'D4PG'),)),
+    Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', *_control('cartpole_swingup', 500_000),
         marks=(100_000, 250_000, 500_000), target=Target(500_000, 800.0),
-        published=(Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))),
-    # apex_dpg_walker_walk with one change: the learner held to 32 transitions sampled per
-    # transition inserted (Acme D4PG's default) instead of the 2.5 its speed gave, to 250k steps.
-    Row('apex_dpg_walker_walk_spi32', 'Ape-X DPG, 32 sampled per inserted transition',
-        'launch.apex_dpg_control',
-        ('--task=walker_walk', '--preset=quick', '--config.total_frames=250000',
-         '--config.samples_per_insert=32'),
-        marks=(100_000, 250_000), target=Target(250_000, 909.0),
-        published=(Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'))),
-    # apex_dpg_cartpole_swingup with the same one change, to 250k steps.
-    Row('apex_dpg_cartpole_swingup_spi32', 'Ape-X DPG, 32 sampled per inserted transition',
-        'launch.apex_dpg_control',
-        ('--task=cartpole_swingup', '--preset=quick', '--config.total_frames=250000',
-         '--config.samples_per_insert=32'),
-        marks=(100_000, 250_000), target=Target(250_000, 867.0),
-        published=(Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))),
+        published=_D4PG_CARTPOLE),
+    # Each DPG row with one change: the learner held to 32 transitions sampled per transition
+    # inserted (Acme D4PG's default) instead of the 2.5 its speed gave, to 250k steps.
+    Row('apex_dpg_walker_walk_spi32', _SPI32,
+        *_control('walker_walk', 250_000, '--config.samples_per_insert=32'),
+        marks=(100_000, 250_000), target=Target(250_000, 909.0), published=_D4PG_WALKER),
+    Row('apex_dpg_cartpole_swingup_spi32', _SPI32,
+        *_control('cartpole_swingup', 250_000, '--config.samples_per_insert=32'),
+        marks=(100_000, 250_000), target=Target(250_000, 867.0), published=_D4PG_CARTPOLE),
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
