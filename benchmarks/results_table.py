@@ -156,11 +156,13 @@ def section(rows, sources, results_dir):
     lines += [_table_row(row, folders) for row in rows if folders[row.name]]
     if not any(folders.values()):
         lines[2:] = ['No row has a folder yet.']
-    lines += ['', '**Not run yet** (no folder):', '']
+    not_run = [row for row in rows if not folders[row.name]]
+    if not_run:
+        lines += ['', '**Not run yet** (no folder):', '']
     lines += [f'- `{row.name}` ({row.agent}; target {target(row, folders)[1]}): '
               f'`{row.command_line(os.path.join("runs", "results", row.name))}`'
               + (f'. {row.note}' if row.note else '')
-              for row in rows if not folders[row.name]]
+              for row in not_run]
     lines += ['', '**Sources** of the published figures:', '']
     lines += [f'- {name}: {text}' for name, text in sources.items()]
     return '\n'.join(lines + ['', END])

@@ -132,6 +132,9 @@ def test_collect_plot_and_table_of_a_run(tmp_path):
     results_table.rewrite(readme, results_table.section(list(results.ROWS.values()),
                                                         results.SOURCES, results_dir))
     assert results_table.listed_rows(readme) == [row.name]
+    with open(readme) as f:
+        assert '`impala_pong` (IMPALA' in f.read().split('Not run yet')[1]
+    assert 'Not run yet' not in results_table.section([row], results.SOURCES, results_dir)
     with open(os.path.join(results_dir, row.name, 'run.json')) as f:
         run = json.load(f)
     assert run['frames'] == 12_000_000 and run['frames_per_second'] == 5_000
