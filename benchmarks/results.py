@@ -119,6 +119,7 @@ _BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
 
 
 def _control(task, frames, *changes):
+    """An Ape-X DPG row's command: `task` at the quick preset to `frames`, with `changes`."""
     return 'launch.apex_dpg_control', (f'--task={task}', '--preset=quick',
                                        f'--config.total_frames={frames}', *changes)
 
