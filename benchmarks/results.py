@@ -38,7 +38,10 @@ _TABLE = flags.DEFINE_bool('table', False, 'Rewrite the table of RESULTS_DIR/REA
 _RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
                                 'Where the rows\' runs are (RUN_ROOT/<row>).')
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', 'Where the rows\' folders are.')
+_SEED = flags.DEFINE_integer('seed', None, 'Train and collect this seed of the row only '
+                             '(default: each of the row\'s seeds in turn).')
 
+SITTINGS = 'sittings.jsonl'   # RUN_DIR/: a line per sitting of training, with its commit
 # Config fields about logging, not about what is trained, left out of the changes.
 _NOT_TRAINING = ('checkpoint_interval_s', 'log_interval_s')
 
@@ -94,28 +97,32 @@ class Row:
     published_crossing: Crossing | None = None
     stop_frames: int | None = None  # stopped (checkpointed) here instead of at total_frames
     note: str = ''               # said while the row has no folder
+    seeds: tuple[int, ...] = (0,)   # the config's `seed` of each run; the table: their mean
+    statistic: str = 'last_100'  # how a run is scored at a mark (results_table.STATISTICS)
+    experiment: bool = False     # a side row that tests one cause, not a documented command
 
     @property
     def preset(self):
         return next(f.split('=', 1)[1] for f in self.flags if f.startswith('--preset='))
 
-    def command(self, run_dir):
-        return ['python', '-m', self.program, *self.flags, f'--run_dir={run_dir}']
+    def command(self, run_dir, seed=0):
+        """The row's command for the run of `seed` (the paper config's seed, 0, unnamed)."""
+        seeded = (f'--config.seed={seed}',) if seed else ()
+        return ['python', '-m', self.program, *self.flags, *seeded, f'--run_dir={run_dir}']
 
-    def command_line(self, run_dir):
+    def command_line(self, run_dir, seed=0):
         stop = f'  # stopped at {self.stop_frames:,} frames' if self.stop_frames else ''
-        return shlex.join(self.command(run_dir)) + stop
+        return shlex.join(self.command(run_dir, seed)) + stop
+
+    def run_dir(self, run_root, seed):
+        """Where the run of `seed` trains: RUN_ROOT/<row>/seed_<seed>."""
+        return os.path.join(run_root, self.name, f'seed_{seed}')
 
 
-def _atari(program, game, preset, frames):
-    return program, (f'--game={game}', f'--preset={preset}', f'--config.total_frames={frames}')
-
-
-_PONG_PUBLISHED = dict(
-    published=(Published(12 * M, 2.0, 'torchbeast'), Published(16 * M, 10.8, 'torchbeast'),
-               Published(20 * M, 19.6, 'torchbeast')),
-    published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
-_BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
+def _atari(program, game, preset, frames, *changes):
+    """An Atari row's command: `game` at `preset` to `frames`, with `changes`."""
+    return program, (f'--game={game}', f'--preset={preset}', f'--config.total_frames={frames}',
+                     *changes)
 
 
 def _control(task, frames, *changes):
@@ -124,80 +131,109 @@ def _control(task, frames, *changes):
                                        f'--config.total_frames={frames}', *changes)
 
 
-_D4PG_WALKER = (Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'))
+SEEDS = (0, 1, 2)
+_PONG_MARKS = (2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M)
+_PONG_PUBLISHED = dict(
+    published=(Published(12 * M, 17.6, 'PolyBeast'), Published(16 * M, 19.5, 'PolyBeast'),
+               Published(20 * M, 19.8, 'PolyBeast')),
+    published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
+_BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
+_RLLIB_BREAKOUT = (Published(2 * M, 11, 'RLlib IMPALA Breakout'),
+                   Published(5 * M, 26, 'RLlib IMPALA Breakout'),
+                   Published(10 * M, 72, 'RLlib IMPALA Breakout'))
+_RLLIB_APEX = (Published(2 * M, 9, 'RLlib Ape-X Breakout'),
+               Published(5 * M, 15, 'RLlib Ape-X Breakout'),
+               Published(10 * M, 37, 'RLlib Ape-X Breakout'))
+_D4PG_WALKER = (Published(100_000, 371, 'D4PG'), Published(250_000, 909, 'D4PG'),
+                Published(500_000, 968, 'D4PG'))
 _D4PG_CARTPOLE = (Published(100_000, 668, 'D4PG'), Published(250_000, 867, 'D4PG'))
-_SPI32 = 'Ape-X DPG, 32 sampled per inserted transition'
+_DPG_MARKS = (100_000, 250_000, 500_000)
+_UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
 
 ROWS = {row.name: row for row in (
-    Row('impala_pong', 'IMPALA, shallow net',
-        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M),
-        marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M), target=Target(20 * M, 18.0),
-        **_PONG_PUBLISHED),
-    Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
-        ('--game=pong', '--preset=paper'), marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M),
-        target=Target(20 * M, 18.0), stop_frames=21_500_000, **_PONG_PUBLISHED),
-    # impala_pong with one change: the learning rate annealed over table G.1's 200M frames
-    # instead of over the row's 20M (impala_breakout_lr_200m's change), stopped at 20M.
-    Row('impala_pong_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
-        *_atari('launch.impala_atari', 'pong', 'quick', 200 * M),
-        marks=(2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M), target=Target(20 * M, 18.0),
-        stop_frames=20 * M, **_PONG_PUBLISHED),
+    # The headline rows: each agent's documented command, the budget its only override.
     Row('impala_breakout', 'IMPALA, shallow net',
-        *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M),
-        marks=_BREAKOUT_MARKS, target=Target(10 * M, 70.0),
-        published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
-                   Published(5 * M, 26, 'RLlib IMPALA Breakout'),
-                   Published(10 * M, 72, 'RLlib IMPALA Breakout'))),
-    # impala_breakout with one change: the learning rate annealed over table G.1's 200M frames
-    # (as the paper, and as RLlib over 20M) instead of over the row's 10M, stopped at 10M.
-    Row('impala_breakout_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
-        *_atari('launch.impala_atari', 'breakout', 'quick', 200 * M), marks=_BREAKOUT_MARKS,
-        target=Target(10 * M, 70.0), stop_frames=10 * M,
-        published=(Published(2 * M, 11, 'RLlib IMPALA Breakout'),
-                   Published(5 * M, 26, 'RLlib IMPALA Breakout'),
-                   Published(10 * M, 72, 'RLlib IMPALA Breakout'))),
+        *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M), marks=_BREAKOUT_MARKS,
+        target=Target(10 * M, 72.0), published=_RLLIB_BREAKOUT, seeds=SEEDS),
+    Row('impala_pong', 'IMPALA, shallow net',
+        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M), marks=_PONG_MARKS,
+        target=Target(20 * M, 18.0), seeds=SEEDS, **_PONG_PUBLISHED),
     Row('apex_dqn_breakout', 'Ape-X DQN',
-        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M),
-        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0),
-        published=(Published(2 * M, 9, 'RLlib Ape-X Breakout'),
-                   Published(5 * M, 15, 'RLlib Ape-X Breakout'),
-                   Published(10 * M, 37, 'RLlib Ape-X Breakout'))),
-    # apex_dqn_breakout with one change: the learner held to 8 transitions sampled per
-    # transition inserted (DQN's: a batch of 32 every 4 steps) instead of the 0.73 its speed
-    # gave, to 2M frames.
-    Row('apex_dqn_breakout_spi8', 'Ape-X DQN, 8 sampled per inserted transition',
-        'launch.apex_dqn_atari', ('--game=breakout', '--preset=quick',
-                                  '--config.total_frames=2000000', '--config.samples_per_insert=8'),
-        marks=(2 * M,), target=Target(2 * M, 9.0),
-        published=(Published(2 * M, 9, 'RLlib Ape-X Breakout'),)),
-    # Control has no action repeat (agents/apex/config.py): frames are environment steps.
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 5 * M), marks=(2 * M, 5 * M),
+        target=Target(5 * M, 15.0), published=_RLLIB_APEX[:2],
+        statistic='least_exploring_third'),
     Row('apex_dpg_walker_walk', 'Ape-X DPG', *_control('walker_walk', 500_000),
-        marks=(100_000, 250_000, 500_000), target=Target(500_000, 900.0),
-        published=_D4PG_WALKER + (Published(500_000, 968, 'D4PG'),)),
-    Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', *_control('cartpole_swingup', 500_000),
-        marks=(100_000, 250_000, 500_000), target=Target(500_000, 800.0),
-        published=_D4PG_CARTPOLE),
-    # Each DPG row with one change: the learner held to 32 transitions sampled per transition
-    # inserted (Acme D4PG's default) instead of the 2.5 its speed gave, to 250k steps.
-    Row('apex_dpg_walker_walk_spi32', _SPI32,
-        *_control('walker_walk', 250_000, '--config.samples_per_insert=32'),
-        marks=(100_000, 250_000), target=Target(250_000, 909.0), published=_D4PG_WALKER),
-    Row('apex_dpg_cartpole_swingup_spi32', _SPI32,
-        *_control('cartpole_swingup', 250_000, '--config.samples_per_insert=32'),
-        marks=(100_000, 250_000), target=Target(250_000, 867.0), published=_D4PG_CARTPOLE),
+        marks=_DPG_MARKS, target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER,
+        seeds=SEEDS, statistic='window'),
+    Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', *_control('cartpole_swingup', 250_000),
+        marks=_DPG_MARKS[:2], target=Target(250_000, 0.95 * 867), published=_D4PG_CARTPOLE,
+        statistic='window'),
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
-        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
-                                             factor=1.5)),
-    # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
-    # with full state correction became LASER's default (the row's run.json says so).
-    Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
-        *_atari('launch.laser_atari', 'breakout', 'quick_feed_forward', 5 * M),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
                                              factor=1.5)),
     Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
         marks=(2 * M,), target=Target(2 * M, relative_to=('impala_breakout',
                                                           'apex_dqn_breakout'))),
+
+    # Experiments: each names by one change a cause of an earlier row's lag
+    # (results/README.md, "Why a row is behind").
+    # The quick preset as it was: the learning rate annealed to 0 at the row's budget.
+    Row('impala_breakout_anneal_10m', 'IMPALA, shallow net, annealed to 0 at its 10M frames',
+        *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M,
+                '--config.anneal_frames=10000000'),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, 72.0), published=_RLLIB_BREAKOUT,
+        experiment=True),
+    Row('impala_breakout_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
+        *_atari('launch.impala_atari', 'breakout', 'quick', 200 * M), marks=_BREAKOUT_MARKS,
+        target=Target(10 * M, 72.0), stop_frames=10 * M, published=_RLLIB_BREAKOUT,
+        experiment=True),
+    Row('impala_pong_anneal_20m', 'IMPALA, shallow net, annealed to 0 at its 20M frames',
+        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M,
+                '--config.anneal_frames=20000000'),
+        marks=_PONG_MARKS, target=Target(20 * M, 18.0), experiment=True, **_PONG_PUBLISHED),
+    Row('impala_pong_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
+        *_atari('launch.impala_atari', 'pong', 'quick', 200 * M), marks=_PONG_MARKS,
+        target=Target(20 * M, 18.0), stop_frames=20 * M, experiment=True, **_PONG_PUBLISHED),
+    Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
+        ('--game=pong', '--preset=paper'), marks=_PONG_MARKS, target=Target(20 * M, 18.0),
+        stop_frames=21_500_000, experiment=True, **_PONG_PUBLISHED),
+    # The quick preset as it was: an unthrottled learner (0.73 sampled per inserted).
+    Row('apex_dqn_breakout_unthrottled', 'Ape-X DQN, unthrottled learner',
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M, _UNTHROTTLED),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
+        statistic='least_exploring_third', experiment=True),
+    Row('apex_dqn_breakout_spi8', 'Ape-X DQN, 8 sampled per inserted transition',
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 2 * M,
+                '--config.samples_per_insert=8'),
+        marks=(2 * M,), target=Target(2 * M, 9.0), published=_RLLIB_APEX[:1],
+        statistic='least_exploring_third', experiment=True),
+    # Control has no action repeat (agents/apex/config.py): frames are environment steps.
+    Row('apex_dpg_walker_walk_unthrottled', 'Ape-X DPG, unthrottled learner',
+        *_control('walker_walk', 500_000, _UNTHROTTLED), marks=_DPG_MARKS,
+        target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER, statistic='window',
+        experiment=True),
+    Row('apex_dpg_cartpole_swingup_unthrottled', 'Ape-X DPG, unthrottled learner',
+        *_control('cartpole_swingup', 500_000, _UNTHROTTLED), marks=_DPG_MARKS,
+        target=Target(250_000, 0.95 * 867), published=_D4PG_CARTPOLE, statistic='window',
+        experiment=True),
+    Row('apex_dpg_walker_walk_spi32', 'Ape-X DPG, 32 sampled per inserted transition',
+        *_control('walker_walk', 250_000, '--config.samples_per_insert=32'),
+        marks=_DPG_MARKS[:2], target=Target(250_000, 0.95 * 909), published=_D4PG_WALKER[:2],
+        statistic='window', experiment=True),
+    # LASER as it was: annealed to 0 at the row's budget.
+    Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M,
+                '--config.anneal_frames=5000000'),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5), experiment=True),
+    # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
+    # with full state correction became LASER's default (the row's run.json says so).
+    Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
+        *_atari('launch.laser_atari', 'breakout', 'quick_feed_forward', 5 * M,
+                '--config.anneal_frames=5000000'),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5), experiment=True),
 )}
 
 
@@ -206,21 +242,26 @@ def _learner_frames(learner_csv):
     return int(rows[-1]['frames']) if rows else 0
 
 
-def train(row, run_dir):
-    """Runs the row's command in `run_dir` (resuming it there); a row with `stop_frames` is
-    stopped with SIGTERM, which checkpoints, once its learner has logged them."""
+def train(row, run_dir, seed):
+    """Runs the row's command for `seed` in `run_dir` (resuming it there), recording each
+    sitting's commit in RUN_DIR/sittings.jsonl; a row with `stop_frames` is stopped with
+    SIGTERM, which checkpoints, once its learner has logged them."""
     learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
     if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
         return
-    print(row.command_line(run_dir), flush=True)
-    process = subprocess.Popen([sys.executable, *row.command(run_dir)[1:]])
+    print(row.command_line(run_dir, seed), flush=True)
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, SITTINGS), 'a') as f:
+        f.write(json.dumps({'commit': _commit(_RESULTS_DIR.value), 'date': _now(),
+                            'from_frames': _learner_frames(learner_csv)}) + '\n')
+    process = subprocess.Popen([sys.executable, *row.command(run_dir, seed)[1:]])
     while process.poll() is None:
         time.sleep(5)
         if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
             process.send_signal(signal.SIGTERM)
             process.wait()
     if process.returncode != 0:
-        raise SystemExit(f'failed: {row.command_line(run_dir)}')
+        raise SystemExit(f'failed: {row.command_line(run_dir, seed)}')
 
 
 def changes_from_paper(config):
@@ -243,6 +284,10 @@ def _commit(results_dir):
     return head + ('-dirty' if changed else '')
 
 
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
+
+
 def collect(row, run_dir, folder):
     """Copies the run's training games, config and evaluation into `folder`; writes run.json."""
     if not os.path.exists(os.path.join(run_dir, 'logs', 'learner.csv')):
@@ -262,7 +307,7 @@ def collect(row, run_dir, folder):
     run = {'row': row.name,
            'command': row.command_line(run_dir),
            'commit': _commit(os.path.dirname(folder)),
-           'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+           'date': _now(),
            'frames': int(learner[-1]['frames']),
            'wall_time_s': round(seconds),
            'frames_per_second': round(frames_timed / max(seconds, 1e-9), 1),
@@ -298,16 +343,19 @@ def plot(row, results_dir):
 def main(argv):
     del argv
     if not (_ROW.value or _TABLE.value):
-        raise app.UsageError('name a --row, or --table')
+        raise SystemExit('error: name a --row, or --table')
     if _ROW.value:
         if _ROW.value not in ROWS:
-            raise app.UsageError(f'unknown --row={_ROW.value}; rows: {", ".join(ROWS)}')
+            raise SystemExit(f'error: unknown --row={_ROW.value}; rows: {", ".join(ROWS)}')
         row = ROWS[_ROW.value]
-        run_dir = os.path.join(_RUN_ROOT.value, row.name)
+        seeds = row.seeds if _SEED.value is None else (_SEED.value,)
         if not _PLOT_ONLY.value:
             if not _COLLECT.value:
-                train(row, run_dir)
-            collect(row, run_dir, os.path.join(_RESULTS_DIR.value, row.name))
+                for seed in seeds:
+                    train(row, row.run_dir(_RUN_ROOT.value, seed), seed)
+            for seed in seeds:
+                collect(row, row.run_dir(_RUN_ROOT.value, seed), seed,
+                        os.path.join(_RESULTS_DIR.value, row.name))
         plot(row, _RESULTS_DIR.value)
     if _TABLE.value:
         results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),

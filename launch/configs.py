@@ -24,6 +24,10 @@ from launch import experiments
 from launch import input_checks
 
 CONFIG_FILE = 'config.json'
+# Fields added since runs were first saved whose earlier behaviour another saved field gave:
+# such a run resumes with that field's value, not the paper's. `anneal_frames` split the
+# learning rate's horizon from the budget `total_frames` (issue 36).
+_WAS = {'anneal_frames': 'total_frames'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +192,10 @@ def _read(run_dir: str) -> dict | None:
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f'{path} is not a run config ({e}): repair it, or delete it to start '
                           f'the run afresh') from None
-    experiments.get(experiment)     # one line for an experiment the registry does not have
+    paper = experiments.get(experiment).paper_config()   # one line for an unknown experiment
+    for field, was in _WAS.items():
+        if field in paper and field not in saved and was in saved:
+            saved[field] = saved[was]
     return saved
 
 

@@ -148,13 +148,13 @@ def test_update_with_and_without_xla_agree():
 
 def test_frames_count_real_steps_and_learning_rate_anneals_to_zero():
     # 2 unrolls of T = 3 steps (the 4th only bootstraps), one of them a mask-0 step:
-    # 5 real steps of 4 frames each per update.
-    config = _config(total_frames=40)
+    # 5 real steps of 4 frames each per update. The horizon is anneal_frames, not the budget.
+    config = _config(anneal_frames=40, total_frames=20)
     state = _learning(False, config)
     rng = np.random.default_rng(5)
     rates = [float(state.update(_batch(rng))['learning_rate']) for _ in range(2)]
     assert int(state.frames.numpy()) == 40 and int(state.step.numpy()) == 2
-    np.testing.assert_allclose(rates, [6e-4, 6e-4 * 0.5], rtol=1e-6)  # 1 - frames/total
+    np.testing.assert_allclose(rates, [6e-4, 6e-4 * 0.5], rtol=1e-6)  # 1 - frames/anneal
     state.update(_batch(rng))
     assert float(state.learning_rate.numpy()) == 0.0
 

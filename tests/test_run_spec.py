@@ -115,3 +115,22 @@ def test_a_run_of_an_agent_without_a_launch_program_is_refused_without_naming_on
         configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir)
     assert str(error.value) == (f'{run_dir} holds a run of guide_actor_critic_atari, not of '
                                 'impala_atari: choose another --run_dir')
+
+
+@pytest.mark.parametrize('experiment', ['impala_atari', 'laser_atari'])
+def test_a_run_saved_before_anneal_frames_resumes_with_its_schedule(tmp_path, experiment):
+    """Before `anneal_frames`, the learning rate annealed over `total_frames`: a run saved then
+    (no such field) resumes annealing over its own budget, not the paper's 200M frames; a new
+    run of the same preset anneals over the paper's."""
+    spec = experiments.get(experiment)
+    run_dir = str(tmp_path / 'old')
+    path = _old_run(run_dir, experiment, 'quick', total_frames=10_000_000)
+    saved = json.load(open(path))
+    del saved['anneal_frames']
+    json.dump(saved, open(path, 'w'))
+    resumed = configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir)
+    assert resumed.config.anneal_frames == 10_000_000
+    assert configs.load(run_dir).anneal_frames == 10_000_000
+    new = configs.resolve(spec, paper=spec.paper_config(), run_dir=str(tmp_path / 'new'),
+                          preset='quick', fields={'total_frames': 10_000_000})
+    assert (new.config.anneal_frames, new.config.total_frames) == (200_000_000, 10_000_000)

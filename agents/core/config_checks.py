@@ -104,6 +104,7 @@ FIELD_RULES: dict[str, tuple[Range, str]] = {
     '*_period': (COUNT, 'a period in steps'),
     '*_capacity*': (COUNT, 'a capacity'),
     'total_frames': (COUNT, 'the run\'s budget'),
+    'anneal_frames': (COUNT, 'the frames over which the learning rate anneals to 0'),
     'max_nonfinite_updates': (COUNT, 'updates skipped before the run stops'),
     'envs_per_actor': (COUNT, 'environments'),
     'channel_multiplier': (COUNT, 'a width factor'),

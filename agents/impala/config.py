@@ -43,7 +43,7 @@ def atari_experts() -> ml_collections.ConfigDict:
     c.discount = 0.99                # table G.1
     c.baseline_cost = 0.5            # table G.1: baseline loss scaling
     c.entropy_cost = 0.01            # table G.1: entropy regularizer
-    c.learning_rate = 6e-4           # table G.1, annealed linearly to 0 over total_frames
+    c.learning_rate = 6e-4           # table G.1, annealed linearly to 0 over anneal_frames
     c.rmsprop_decay = 0.99           # not in the paper; the authors' scalable_agent default
     c.rmsprop_momentum = 0.0         # table G.1
     c.rmsprop_epsilon = 0.01         # table G.1 (TF1 RMSProp: inside the square root)
@@ -51,6 +51,9 @@ def atari_experts() -> ml_collections.ConfigDict:
                                      # 'pytorch' (PolyBeast's) only for results/README.md's study
     c.max_grad_norm = 40.0           # table G.1: clip global gradient norm
     c.total_frames = 200_000_000     # sec. 5.3.2: experts trained for 200M frames
+    c.anneal_frames = c.total_frames  # table G.1: "Anneal linearly to 0" over the training's
+                                     # frames; a run stopped earlier (total_frames, the budget)
+                                     # keeps this schedule
     c.clip_rho_threshold = 1.0       # sec. 5.2.2: rho-bar = 1
     c.clip_c_threshold = 1.0         # sec. 5.2.2: c-bar = 1
     c.clip_pg_rho_threshold = 1.0    # sec. 4.2 policy gradient uses rho_s (clipped at rho-bar)
@@ -172,6 +175,7 @@ def atari57() -> ml_collections.ConfigDict:
     c.action_set = 'full'            # app. G: "the full Atari action set consisting of 18
                                      # actions", one policy layer for every game
     c.total_frames = 57 * 200_000_000  # table C.1: 200M frames per game, here over all games
+    c.anneal_frames = c.total_frames  # table G.1: annealed to 0 over the training's frames
     c.num_actors = 57                # sec. 5.3: a fixed number of actors per game; the number
     c.envs_per_actor = 1             # is not stated for Atari: one each, the fewest
     c.eval_protocol = 'impala_atari_multitask_noop'
@@ -225,6 +229,7 @@ def dmlab30() -> ml_collections.ConfigDict:
     c.max_grad_norm = 0.0            # not in table D.3; scalable_agent does not clip gradients
     c.total_frames = 10_000_000_000  # not stated in the text; scalable_agent's DMLab-30 run
                                      # and LASER table 1's DMLab-30 budget
+    c.anneal_frames = c.total_frames  # not stated; annealed over the training, as scalable_agent
     c.num_actors = 150               # sec. 5.3.1: 'IMPALA, deep' has 150 actors, 5 per level
     c.envs_per_actor = 1             # (210, 7 per level, for 'IMPALA, shallow')
     c.eval_protocol = 'impala_dmlab30_test'
@@ -255,6 +260,7 @@ def dmlab() -> ml_collections.ConfigDict:
                                      # to 0 as there
     c.total_frames = 1_000_000_000   # not stated in the text; scalable_agent's default
                                      # (total_environment_frames)
+    c.anneal_frames = c.total_frames  # not stated; annealed over the training, as scalable_agent
     c.num_actors = 48                # table 1: single-machine "IMPALA 48 actors"
     c.envs_per_actor = 1
     c.eval_protocol = 'impala_dmlab_training'   # table 2's "average final return": the

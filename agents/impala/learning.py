@@ -2,8 +2,8 @@
 the unroll learning that LASER builds on (agents/laser).
 
 Loss = policy gradient + baseline_cost * baseline + entropy_cost * entropy, each SUMMED over
-batch and time; TF1-style RMSProp; learning rate annealed linearly to zero over the run's
-frames; gradients clipped by global norm.
+batch and time; TF1-style RMSProp; learning rate annealed linearly to zero over the paper's
+training frames (`anneal_frames`); gradients clipped by global norm.
 """
 from typing import Callable
 
@@ -132,8 +132,9 @@ class UnrollLearning(learning.LearningState):
     """Network, optimizer and counters of one learner; `update` is the compiled step.
 
     TF1-style RMSProp (IMPALA table G.1), the learning rate annealed linearly to 0 over
-    `total_frames` (not under PBT unless `pbt_anneal_learning_rate`), gradients clipped by
-    global norm `max_grad_norm` (0: no clipping, LASER sec. 5.1). Frames count only online
+    `anneal_frames` (not under PBT unless `pbt_anneal_learning_rate`), whatever frame the run
+    stops at (`total_frames`), gradients clipped by global norm `max_grad_norm` (0: no
+    clipping, LASER sec. 5.1). Frames count only online
     unrolls: replayed ones were counted when new. An update whose loss or gradients are not
     finite is not applied (`nonfinite` = 1); its online frames still count, as the actors
     generated them. `hyperparameters` holds the config's ADAPTABLE ones as variables, which
@@ -161,7 +162,7 @@ class UnrollLearning(learning.LearningState):
         `origin` [B] (0 online, 1 replay; core/datasets.py)."""
         config, hyper = self._config, self.hyperparameters
         data = datasets.time_major(batch)
-        progress = tf.cast(self.frames, tf.float32) / float(config.total_frames)
+        progress = tf.cast(self.frames, tf.float32) / float(config.anneal_frames)
         anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:

@@ -75,6 +75,7 @@ def atari() -> ml_collections.ConfigDict:
     c.clip_pg_rho_threshold = 1.0
     c.vtrace_lambda = 1.0            # not stated; IMPALA's lambda = 1
     c.total_frames = 200_000_000     # sec. 5.5, table 1: 200M steps (the sweeps: 50M)
+    c.anneal_frames = c.total_frames  # not stated; IMPALA table G.1's schedule over the training
 
     # Runtime: how this machine runs it, not from the paper. `sweep` (sec. 5.1): '' trains
     # one agent, 'paper' is the 9-agent grid (SWEEPS below); it sets num_learners, one learner
@@ -114,6 +115,7 @@ def dmlab30() -> ml_collections.ConfigDict:
     c.learning_rate = impala.learning_rate  # from IMPALA table D.1 (`DMLAB30_SWEEPS`); one
                                      # agent takes IMPALA's DMLab-30 values
     c.total_frames = 10_000_000_000  # table 1: DMLab-30 "trained until 10B steps"
+    c.anneal_frames = c.total_frames  # not stated; annealed over the training (as above)
     c.num_actors = impala.num_actors  # not stated; IMPALA sec. 5.3.1's 150 (5 per level),
     c.envs_per_actor = impala.envs_per_actor     # one environment each
     c.eval_protocol = 'laser_dmlab30_training'   # app. A.3: training returns
