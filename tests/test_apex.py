@@ -68,6 +68,15 @@ def test_apex_dqn_trains_on_atari(tmp_path):
     builder = builder_lib.ApexDQNAtariBuilder(c)
     learner, *results = _train(builder, str(tmp_path))
     _check_training(builder, learner, *results)
+    # Each finished game is logged with the epsilon_i of its environment (sec. 4.1).
+    with open(os.path.join(tmp_path, 'logs', 'episodes.csv')) as f:
+        games = list(csv.DictReader(f))
+    assert games
+    epsilons = acting.actor_epsilons(c.num_actors * c.envs_per_actor, c.epsilon, c.epsilon_alpha)
+    for game in games:
+        i = int(game['actor']) * c.envs_per_actor + int(game['env'])
+        assert float(game['epsilon']) == pytest.approx(epsilons[i]), game
+    assert {float(g['epsilon']) for g in games} != {float(epsilons[0])}  # both environments'
     # The target network was copied at step 20 (period 5) and only then.
     state = learner.state
     for online, target in zip(state.network.variables, state.target_network.variables):

@@ -89,14 +89,23 @@ class ApexDQNAtariBuilder(_ApexBuilder):
         return self._step_spec(tf.TensorSpec(self.environments.observation_shape, tf.uint8),
                                tf.TensorSpec([], tf.int32))
 
-    def policy(self, network, actor_id: int, seed: int):
-        """Environment k of actor process j is paper actor i = j K + k of N = processes x K."""
+    def _epsilons(self):
+        """Environment k of actor process j is paper actor i = j K + k of N = processes x K,
+        acting with epsilon_i (sec. 4.1)."""
         c = self.config
-        epsilons = acting.actor_epsilons(c.num_actors * c.envs_per_actor, c.epsilon,
-                                         c.epsilon_alpha)
-        start = actor_id * c.envs_per_actor
-        return acting.EpsilonGreedyPolicy(network, epsilons[start:start + c.envs_per_actor],
-                                          seed=seed)
+        return acting.actor_epsilons(c.num_actors * c.envs_per_actor, c.epsilon,
+                                     c.epsilon_alpha)
+
+    def policy(self, network, actor_id: int, seed: int):
+        start = actor_id * self.config.envs_per_actor
+        return acting.EpsilonGreedyPolicy(
+            network, self._epsilons()[start:start + self.config.envs_per_actor], seed=seed)
+
+    def game_columns(self, game):
+        """The epsilon_i the game was played with (results: RLlib reports the least-exploring
+        third of its workers)."""
+        i = int(game['actor']) * self.config.envs_per_actor + int(game['env'])
+        return {'epsilon': float(self._epsilons()[i])}
 
     def evaluation_policy(self, network) -> acting.EpsilonGreedyPolicy:
         """Greedy; the protocol adds its own epsilon (paper_tables/protocols.py)."""

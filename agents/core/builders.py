@@ -129,6 +129,12 @@ class Builder(abc.ABC):
         store once each; DMLab's frames and control features are one."""
         return self.config.get('frame_stack', 1)
 
+    def game_columns(self, game: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The agent's own columns of a finished game (its `actor` and `env`) in
+        episodes.csv; none by default."""
+        del game
+        return {}
+
     def actor_update_period(self) -> int:
         """Batched steps between the actors' parameter pulls (IMPALA: each unroll, sec. 3)."""
         return 1
@@ -206,7 +212,8 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
     games = episode_log.EpisodeLog(
         episode_log.EpisodeStatsReader(
             client, tables.private(tables.EPISODE_STATS, learner_id)), logs, tensorboard,
-        (lambda game: game_task(builder, game)) if builder.environments.tasks() else None)
+        (lambda game: game_task(builder, game)) if builder.environments.tasks() else None,
+        builder.game_columns)
     return learner_lib.Learner(
         state=state, iterator=iterator, pusher=pusher, checkpointer=checkpoints,
         episode_log=games, tensorboard=tensorboard, logs_dir=logs,

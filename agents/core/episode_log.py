@@ -51,15 +51,19 @@ class EpisodeStatsReader:
 class EpisodeLog:
     """Writes finished games to `logs_dir`/episodes.csv and their returns to `tensorboard`.
     With `task_of` (a multi-task agent: finished game -> its task), episodes.csv has a `task`
-    column and TensorBoard a return curve per task (`actor/episode_return/<task>`)."""
+    column and TensorBoard a return curve per task (`actor/episode_return/<task>`);
+    `columns_of` (finished game -> {column: value}) adds the agent's own columns (Ape-X DQN:
+    the epsilon the game was played with)."""
 
     def __init__(self, reader: EpisodeStatsReader, logs_dir: str,
                  tensorboard: run_logging.TensorBoardLogger,
-                 task_of: Callable[[Mapping[str, Any]], str] | None = None):
+                 task_of: Callable[[Mapping[str, Any]], str] | None = None,
+                 columns_of: Callable[[Mapping[str, Any]], Mapping[str, Any]] = lambda _: {}):
         self._reader = reader
         self._csv = run_logging.CsvLogger(os.path.join(logs_dir, 'episodes.csv'))
         self._tensorboard = tensorboard
         self._task_of = task_of
+        self._columns_of = columns_of
 
     def drain(self) -> list[dict[str, Any]]:
         """The games finished since the last call."""
@@ -72,7 +76,7 @@ class EpisodeLog:
             self._csv.write({
                 'frames': frames, 'wall_time': time.time(), 'actor': game['actor'],
                 'env': game['env'], **task, 'episode_return': game['episode_return'],
-                'episode_frames': game['episode_frames']})
+                'episode_frames': game['episode_frames'], **self._columns_of(game)})
         if games:
             curves = {'actor/episode_return': np.mean([g['episode_return'] for g in games])}
             if self._task_of:
