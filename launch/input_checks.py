@@ -8,14 +8,16 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
   added later is checked too:
   * each field's declared range and the relations between fields
     (agents/core/config_checks.FIELD_RULES and RELATIONS, by name or name pattern);
-  * signs, for a numeric field no rule declares: one whose paper value is >= 0 stays >= 0, and
-    one whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
+  * for a numeric field no rule declares: a finite value (no setting of the papers is
+    infinite), and its paper value's sign: one whose paper value is >= 0 stays >= 0, and one
+    whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
   * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
     the run's action set), and the budget reaches the first update;
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
 """
 import copy
+import math
 from typing import Sequence
 
 from absl import flags
@@ -93,13 +95,16 @@ def replay_address(role: str, address: str | None) -> None:
 
 
 def signs(config, paper) -> None:
-    """The sign rule over every numeric field the paper config has and no rule declares (see
-    the module doc)."""
+    """The finite and sign rules over every numeric field the paper config has and no rule
+    declares (see the module doc)."""
     number = config_checks.is_number
     for field, value in config.items():
         default = paper.get(field)
         if not number(default) or not number(value) or config_checks.rule(field):
             continue
+        if not math.isfinite(value):
+            raise ConfigError(f'--config.{field} must be a finite number (the paper: {default}), '
+                              f'got {value}')
         if default > 0 and field not in MAY_BE_ZERO and not value > 0:
             raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '
                               f'{value}')

@@ -3,6 +3,7 @@ exit non-zero with one line saying what is wrong (absl's own flag errors: two), 
 and nothing written to the run directory. One table; the cases run two at a time."""
 import concurrent.futures
 import importlib.util
+import math
 import os
 import subprocess
 import sys
@@ -205,6 +206,11 @@ CASES = [
      'error: --config.eviction_exponent must be <= 0, got 0.5'),
     ('launch.reactor_atari', ['--config.v_min=nan'],
      'error: --config.v_min must be a finite number, got nan'),
+    # Infinities: every declared range is finite, and so is every undeclared numeric field.
+    ('launch.apex_dqn_atari', ['--config.samples_per_insert=inf'],
+     'error: --config.samples_per_insert must be a finite number >= 0, got inf'),
+    ('launch.impala_atari', ['--config.clip_rho_threshold=inf'],
+     'error: --config.clip_rho_threshold must be a finite number (the paper: 1.0), got inf'),
     ('launch.reactor_atari', ['--config.sequence_period=40'],
      'error: --config.sequence_period must be <= sequence_length=6, got 40'),
     ('launch.apex_dqn_atari', ['--config.min_replay_size=5000'],
@@ -396,4 +402,9 @@ def test_a_field_added_later_is_checked_by_its_name():
     config_checks.declared(added)
     added.crash_probability = 1.5
     with pytest.raises(ConfigError, match=r'^--config.crash_probability must be in \[0, 1\]'):
+        config_checks.declared(added)
+    added.crash_probability = 0.5
+    added.burst_period = math.inf       # no declared range takes an infinity
+    with pytest.raises(ConfigError, match=r'^--config.burst_period must be a finite number '
+                                          r'>= 1, got inf'):
         config_checks.declared(added)

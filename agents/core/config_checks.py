@@ -5,9 +5,10 @@ Each agent's `config.py` has a `check(config)` built from these; the experiment 
 line the user sees.
 
 `declared` checks every field against one declaration: its range (`FIELD_RULES`, by name or
-by name pattern, so that a field added later with a known pattern is checked too) and the
-relations between fields (`RELATIONS`). A field's type is its paper value's (launch/configs.py);
-a numeric field declared nowhere keeps its paper value's sign (launch/input_checks.py).
+by name pattern, so that a field added later with a known pattern is checked too; every range
+is finite) and the relations between fields (`RELATIONS`). A field's type is its paper value's
+(launch/configs.py); a numeric field declared nowhere is finite and keeps its paper value's sign
+(launch/input_checks.py).
 """
 import dataclasses
 import fnmatch
@@ -23,23 +24,31 @@ class ConfigError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Range:
-    """low <= value <= high (strictly where `open_low` / `open_high`); `finite`: any finite
-    number."""
+    """A finite value with low <= value <= high (strictly where `open_low` / `open_high`). No
+    declared field takes an infinity: the papers' settings are all finite, and an infinite one
+    stalls a run (Ape-X's `samples_per_insert`=inf: actors wait forever, issue 38)."""
     low: float = -math.inf
     high: float = math.inf
     open_low: bool = False
     open_high: bool = False
-    finite: bool = False
 
-    def holds(self, value) -> bool:        # False for NaN
-        if self.finite:
-            return math.isfinite(value)
+    def holds(self, value) -> bool:        # False for NaN and the infinities
+        return math.isfinite(value) and self.within(value)
+
+    def within(self, value) -> bool:
+        """Between the bounds, finite or not."""
         low = value > self.low if self.open_low else value >= self.low
         high = value < self.high if self.open_high else value <= self.high
         return low and high
 
+    def refusal(self, value) -> str:
+        """What a `value` that does not hold must be instead."""
+        if math.isinf(value) and self.within(value) and self != FINITE:
+            return f'a finite number {self}'
+        return str(self)
+
     def __str__(self) -> str:
-        if self.finite:
+        if self.low == -math.inf and self.high == math.inf:
             return 'a finite number'
         if self.high == math.inf:
             return f'{">" if self.open_low else ">="} {self.low:g}'
@@ -53,7 +62,7 @@ UNIT = Range(0, 1)
 POSITIVE = Range(0, open_low=True)
 NON_NEGATIVE = Range(0)
 COUNT = Range(1)
-FINITE = Range(finite=True)
+FINITE = Range()
 
 # field name, or a name pattern (fnmatch) for every field it matches -> (range, what the range
 # means). A name is looked up before the patterns, and the patterns in order.
@@ -159,13 +168,13 @@ RELATIONS = (
 
 
 def declared(config: ml_collections.ConfigDict) -> None:
-    """Every numeric field of `config` in its declared range (`FIELD_RULES`), then every
-    relation (`RELATIONS`) among the fields it has."""
+    """Every numeric field of `config` finite and in its declared range (`FIELD_RULES`), then
+    every relation (`RELATIONS`) among the fields it has."""
     for field, value in config.items():
         found = rule(field)
         if found and is_number(value) and not found[0].holds(value):
-            raise ConfigError(f'--config.{field} must be {found[0]}, got {value} '
-                              f'({found[1]})')
+            raise ConfigError(f'--config.{field} must be {found[0].refusal(value)}, got '
+                              f'{value} ({found[1]})')
     for fields, holds, line in RELATIONS:
         if all(field in config for field in fields) and not holds(config):
             raise ConfigError(line(config))
