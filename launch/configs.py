@@ -181,7 +181,8 @@ def _get(config, path: str):
 
 
 def _read(run_dir: str) -> dict | None:
-    """RUN_DIR/config.json, read once; None if there is none; one line if it is not a run's."""
+    """RUN_DIR/config.json, read once; None if there is none; one line if it is not a run's,
+    or a field holds another type than its paper value (a file edited by hand)."""
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return None
@@ -193,10 +194,34 @@ def _read(run_dir: str) -> dict | None:
         raise ConfigError(f'{path} is not a run config ({e}): repair it, or delete it to start '
                           f'the run afresh') from None
     paper = experiments.get(experiment).paper_config()   # one line for an unknown experiment
+    for field, value in saved.items():
+        if field in paper:
+            _check_saved_type(path, field, value, paper[field])
     for field, was in _WAS.items():
         if field in paper and field not in saved and was in saved:
             saved[field] = saved[was]
     return saved
+
+
+_KINDS = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string'}
+
+
+def _check_saved_type(path: str, field: str, value, default) -> None:
+    """A field of a saved config (`path`, perhaps edited by hand) must hold the type of its
+    paper value `default`, as `--config.<field>` must: an integer field refuses a float, even an
+    integral one (`2e7`, which the command line refuses too), and a numeric field a boolean."""
+    kind = type(default)
+    allowed = (int, float) if kind is float else kind
+    if kind not in _KINDS or (isinstance(value, allowed)
+                              and isinstance(value, bool) == isinstance(default, bool)):
+        return
+    if isinstance(value, float) and value.is_integer() and kind is int:
+        hint = f'write {int(value)}'
+    elif kind is str and isinstance(value, (int, float)):
+        hint = 'write it in quotes'
+    else:
+        hint = 'repair it'
+    raise ConfigError(f'{path}: "{field}": {json.dumps(value)} is not {_KINDS[kind]}: {hint}')
 
 
 def save(config: ml_collections.ConfigDict, run_dir: str) -> None:

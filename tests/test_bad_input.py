@@ -25,7 +25,9 @@ _SAVED = {'laser_run': '{"experiment": "laser_atari", "game": "pong"}',
                          '"num_actors": 1, "envs_per_actor": 2}',
           'text_laser': '{"experiment": "laser_atari", "game": "pong"}',
           'text_eval': '{"experiment": "impala_atari", "game": "pong"}',
-          'text_curve': '{"experiment": "impala_atari", "game": "pong"}'}
+          'text_curve': '{"experiment": "impala_atari", "game": "pong"}',
+          'float_run': '{"experiment": "impala_atari", "game": "pong", "total_frames": 2e7}',
+          'bool_run': '{"experiment": "laser_atari", "game": "pong", "learning_rate": true}'}
 _EVALUATION = 'game,protocol,checkpoint_frames,episode,score\n'
 # The runs' logs: {path: text}; the text_ runs' hold a cell that is not a number.
 _LOGS = {'laser_run/logs/episodes.csv': 'frames,actor,return\n100,0,1.0\n',
@@ -136,6 +138,12 @@ CASES = [
      'error: cannot write to TMP/a_file/run: Not a directory; choose a writable --run_dir'),
     ('launch.impala_atari', ['--run_dir=TMP/corrupt_run'],
      'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
+    # A saved config edited by hand: a field of another type than its paper value's.
+    ('launch.impala_atari', ['--run_dir=TMP/float_run'],
+     'error: TMP/float_run/config.json: "total_frames": 20000000.0 is not an integer: write '
+     '20000000'),
+    ('launch.laser_atari', ['--run_dir=TMP/bool_run'],
+     'error: TMP/bool_run/config.json: "learning_rate": true is not a number: repair it'),
     # Input a program would drop or reinterpret (issue 24): positional arguments (an unquoted
     # space), empty values, sweeps that are not exactly what was typed, flags a role ignores,
     # another experiment's fields or run directory.
@@ -239,6 +247,8 @@ CASES = [
     # Evaluation and comparison.
     ('launch.evaluate', ['--run_dir=TMP/corrupt_run'],
      'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
+    ('launch.evaluate', ['--run_dir=TMP/float_run'],
+     'error: TMP/float_run/config.json: "total_frames": 20000000.0 is not an integer'),
     ('launch.evaluate', ['--run_dir=TMP/nowhere'],
      "error: TMP/nowhere/config.json not found: is 'TMP/nowhere' a run directory?"),
     ('paper_tables.compare', ['TMP/nowhere'], 'error: TMP/nowhere: not a run directory'),
