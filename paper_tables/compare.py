@@ -11,6 +11,7 @@ games we have, over the paper's whole table, and as printed in the paper.
 """
 import argparse
 import dataclasses
+import os
 import pathlib
 import sys
 
@@ -257,6 +258,20 @@ def main_report(run_dirs, paper=None, table=None, checkpoint_frames=None, out=No
     return markdown
 
 
+def _writable(out: pathlib.Path) -> None:
+    """`--out`'s directory, made where missing; ValueError (one line) where `out` cannot be
+    written, before any report is built."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f'--out={out}: cannot make its directory ({e.strerror}); choose '
+                         f'another path') from None
+    if out.is_dir():
+        raise ValueError(f'--out={out} is a directory: name a file, e.g. {out / "report.md"}')
+    if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise ValueError(f'--out={out}: cannot write there; choose another path')
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('run_dirs', nargs='+', metavar='RUN_DIR')
@@ -264,9 +279,11 @@ def main(argv=None):
     parser.add_argument('--table', help='e.g. atari_experts, dmlab30')
     parser.add_argument('--checkpoint_frames', type=int, default=None,
                         help='evaluate this checkpoint (default: the latest per game)')
-    parser.add_argument('--out', type=pathlib.Path, help='also write the Markdown here')
+    parser.add_argument('--out', type=pathlib.Path, help='also write the Markdown here (its directory made where missing)')
     args = parser.parse_args(argv)
     try:
+        if args.out:
+            _writable(args.out)
         main_report(args.run_dirs, args.paper, args.table, args.checkpoint_frames, args.out)
     except ValueError as error:
         parser.exit(2, f'error: {error}\n')

@@ -292,6 +292,10 @@ CASES = [
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex', '--table', 'atari_noop'],
      'error: apex atari_noop is scored under protocol apex_atari_noop, and the runs were '
      'evaluated under impala_atari_noop'),
+    ('paper_tables.compare', ['TMP/impala_run', '--out=TMP/a_file/reports/report.md'],
+     'error: --out=TMP/a_file/reports/report.md: cannot make its directory (Not a directory)'),
+    ('paper_tables.compare', ['TMP/impala_run', '--out=TMP/impala_run'],
+     'error: --out=TMP/impala_run is a directory: name a file'),
     ('paper_tables.compare', ['TMP/corrupt_run'],
      'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
     # The correction study (table 2) on Atari or on DeepMind Lab.

@@ -124,7 +124,7 @@ def test_compare_end_to_end(tmp_path, capsys):
     pong = _run_dir(tmp_path, 'pong', 'pong', [('impala_atari_noop', 10_000_000, [19.0, 21.0])])
     breakout = _run_dir(tmp_path, 'breakout', 'Breakout',
                         [('impala_atari_noop', 200_000_000, [787.34] * 200)], curve=False)
-    out = tmp_path / 'copy.md'
+    out = tmp_path / 'reports' / 'copy.md'     # a directory --out makes
     assert compare.main([str(pong), str(breakout), '--paper', 'impala',
                          '--table', 'atari_experts', '--out', str(out)]) == 0
     report = capsys.readouterr().out
