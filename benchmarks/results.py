@@ -11,6 +11,7 @@ folder holds episodes.csv and config.json (copied from the run), evaluation.csv 
 ended with an evaluation), run.json (command, commit, date, frames, training time, frames/s,
 changes from the paper's config) and curve.png.
 """
+import csv
 import dataclasses
 import datetime
 import json
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 from absl import app
 from absl import flags
 
@@ -38,6 +40,8 @@ _TABLE = flags.DEFINE_bool('table', False, 'Rewrite the table of RESULTS_DIR/REA
 _RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
                                 'Where the rows\' runs are (RUN_ROOT/<row>).')
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', 'Where the rows\' folders are.')
+_README = flags.DEFINE_string('readme', 'README.md', 'The README whose Results table --table '
+                              'rewrites (the headline rows at their marks).')
 _SEED = flags.DEFINE_integer('seed', None, 'Train and collect this seed of the row only '
                              '(default: each of the row\'s seeds in turn).')
 
@@ -47,21 +51,32 @@ _NOT_TRAINING = ('checkpoint_interval_s', 'log_interval_s')
 
 M = 1_000_000
 SOURCES = {
-    'torchbeast': "torchbeast PolyBeast, 48 actors, the paper's deep residual network "
-                  "(polybeast_learner.py's Net), evaluated checkpoints "
-                  "(facebookresearch/torchbeast, README figure 'deep_network')",
-    'RLlib IMPALA Pong': 'RLlib IMPALA (ray-project/rl-experiments, pong-impala)',
-    'RLlib IMPALA Breakout': 'RLlib IMPALA, 32 workers x 5 envs (ray-project/rl-experiments)',
-    'RLlib Ape-X Breakout': 'RLlib Ape-X DQN, 8 workers x 8 envs (ray-project/rl-experiments)',
-    'D4PG': 'D4PG, published learning curves on DeepMind Control from states '
-            '(environment steps), as issue 23 quotes them; the figure they are read from is '
-            'not named yet',
+    'PolyBeast': "the TorchBeast paper's PolyBeast runs (Kuttler et al. 2019, figure of Pong: "
+                 "3 runs, figure 3's deep residual network, training return), read from "
+                 "results/paper/paper.data.processed.pkl as aluscher/torchbeastpopart redraws "
+                 "them (the torchbeast README's figure)",
+    'RLlib IMPALA Pong': 'RLlib IMPALA, 128, 64 or 32 workers x 5 environments, 42x42 input, '
+                         '2 GPUs (ray-project/rl-experiments, pong-speedrun/'
+                         'pong-impala-fast.yaml and its results); training return',
+    'RLlib IMPALA Breakout': 'RLlib IMPALA, 32 workers x 5 environments, learning rate '
+                             'annealed over 20M agent steps = 80M frames (ray-project/'
+                             'rl-experiments, atari-impala/atari-impala.yaml and its results); '
+                             'training return (mean of the last 100 episodes)',
+    'RLlib Ape-X Breakout': 'RLlib Ape-X DQN, 8 workers x 8 environments (ray-project/'
+                            'rl-experiments, atari-apex/atari-apex.yaml and apex-results/); '
+                            'the training return of its 3 of 8 workers with the lowest '
+                            'epsilon (<= 0.004), nearly greedy',
+    'D4PG': "D4PG on DeepMind Control from proprioceptive states, 10 seeds (danijar/dreamerv3, "
+            "scores/dmc_proprio-d4pg.json.gz: DreamerV3's baselines, x in environment steps, "
+            "one logged episode per 1,000 steps); each value the mean of the points within "
+            "+-5% of the mark",
 }
 
 
 @dataclasses.dataclass(frozen=True)
 class Published:
-    """A published mean training return at `frames`, from SOURCES[source]."""
+    """A published score at `frames`, from SOURCES[source], which says its statistic (a row
+    sets ours beside it computed the same way: Row.statistic)."""
     frames: int
     score: float
     source: str
@@ -266,11 +281,12 @@ def train(row, run_dir, seed):
 
 def changes_from_paper(config):
     """{field: [paper value, this run's]} where the run's config differs from the paper's
-    (the target game or task and the logging intervals left out)."""
+    (the target game or task, the seed and the logging intervals left out)."""
     spec = experiments.get(config['experiment'])
     paper = json.loads(json.dumps(spec.paper_config().to_dict()))
     return {field: [paper.get(field), value] for field, value in config.items()
-            if field not in (spec.target_field, *_NOT_TRAINING) and paper.get(field) != value}
+            if field not in (spec.target_field, 'seed', *_NOT_TRAINING)
+            and paper.get(field) != value}
 
 
 def _commit(results_dir):
@@ -288,39 +304,77 @@ def _now():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')
 
 
-def collect(row, run_dir, folder):
-    """Copies the run's training games, config and evaluation into `folder`; writes run.json."""
+def _merge_csv(source, seed, destination):
+    """`destination` := its rows of other seeds and `source`'s rows with a `seed` column, by
+    seed, each seed's in log order."""
+    kept, fields = [], ['seed']
+    if os.path.exists(destination):
+        with open(destination, newline='') as f:
+            reader = csv.DictReader(f)
+            fields += [c for c in reader.fieldnames if c not in fields]
+            kept = [row for row in reader if int(row['seed']) != seed]
+    with open(source, newline='') as f:
+        reader = csv.DictReader(f)
+        fields += [c for c in reader.fieldnames if c not in fields]
+        new = [{**row, 'seed': seed} for row in reader]
+    with open(destination, 'w', newline='') as f:
+        writer = csv.DictWriter(f, fieldnames=fields, restval='')
+        writer.writeheader()
+        writer.writerows(sorted(kept + new, key=lambda row: int(row['seed'])))
+
+
+def _sittings(run_dir, results_dir):
+    """The commits of the run's sittings (RUN_DIR/sittings.jsonl, written by `train`); the
+    checkout's HEAD for a run trained otherwise."""
+    path = os.path.join(run_dir, SITTINGS)
+    if not os.path.exists(path):
+        return [{'commit': _commit(results_dir), 'date': _now(), 'from_frames': 0}]
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def collect(row, run_dir, seed, folder):
+    """Copies the training games (and evaluation) of seed `seed`'s run into `folder`'s, with a
+    `seed` column beside the other seeds' rows, and records the run in run.json."""
     if not os.path.exists(os.path.join(run_dir, 'logs', 'learner.csv')):
         raise SystemExit(f'{run_dir}: no logs/learner.csv (train the row first)')
     os.makedirs(folder, exist_ok=True)
-    shutil.copyfile(os.path.join(run_dir, 'logs', 'episodes.csv'),
-                    os.path.join(folder, 'episodes.csv'))
-    for name in ('config.json', 'evaluation.csv'):
-        if os.path.exists(os.path.join(run_dir, name)):
-            shutil.copyfile(os.path.join(run_dir, name), os.path.join(folder, name))
-        elif os.path.exists(os.path.join(folder, name)):
-            os.remove(os.path.join(folder, name))   # from an earlier run of the row
+    _merge_csv(os.path.join(run_dir, 'logs', 'episodes.csv'), seed,
+               os.path.join(folder, 'episodes.csv'))
+    if os.path.exists(os.path.join(run_dir, 'evaluation.csv')):
+        _merge_csv(os.path.join(run_dir, 'evaluation.csv'), seed,
+                   os.path.join(folder, 'evaluation.csv'))
+    with open(os.path.join(run_dir, 'config.json')) as f:
+        config = json.load(f)
+    if seed == row.seeds[0] or not os.path.exists(os.path.join(folder, 'config.json')):
+        shutil.copyfile(os.path.join(run_dir, 'config.json'), os.path.join(folder, 'config.json'))
     learner = runs.read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
     seconds, frames_timed = benchmark_runs.training_time(learner)
-    with open(os.path.join(folder, 'config.json')) as f:
-        config = json.load(f)
-    run = {'row': row.name,
-           'command': row.command_line(run_dir),
-           'commit': _commit(os.path.dirname(folder)),
-           'date': _now(),
-           'frames': int(learner[-1]['frames']),
-           'wall_time_s': round(seconds),
-           'frames_per_second': round(frames_timed / max(seconds, 1e-9), 1),
-           'changes_from_paper': changes_from_paper(config)}
-    with open(os.path.join(folder, 'run.json'), 'w') as f:
+    record = os.path.join(folder, 'run.json')
+    run = {'row': row.name, 'changes_from_paper': changes_from_paper(config), 'seeds': {}}
+    if os.path.exists(record):
+        with open(record) as f:
+            run['seeds'] = json.load(f)['seeds']
+    sittings = _sittings(run_dir, os.path.dirname(folder))
+    run['seeds'][str(seed)] = {
+        'command': row.command_line(run_dir, seed),
+        'commit': sittings[0]['commit'],
+        **({'sittings': sittings} if len(sittings) > 1 else {}),
+        'date': _now(),
+        'frames': int(learner[-1]['frames']),
+        'wall_time_s': round(seconds),
+        'frames_per_second': round(frames_timed / max(seconds, 1e-9), 1)}
+    run['seeds'] = dict(sorted(run['seeds'].items(), key=lambda item: int(item[0])))
+    with open(record, 'w') as f:
         json.dump(run, f, indent=1)
         f.write('\n')
 
 
 def plot(row, results_dir):
-    """RESULTS_DIR/<row>/curve.png from the row's folder (and those its target refers to)."""
-    folders = {name: results_table.read_folder(os.path.join(results_dir, name))
-               for name in (row.name, *row.target.relative_to)}
+    """RESULTS_DIR/<row>/curve.png from the row's folder (and those its target refers to):
+    each seed's score by the row's statistic, their mean, and the published points."""
+    folders = results_table.read_folders(
+        [row, *(ROWS[name] for name in row.target.relative_to)], results_dir)
     folder = folders[row.name]
     if folder is None:
         raise SystemExit(f'{os.path.join(results_dir, row.name)}: no run.json (collect the row '
@@ -330,13 +384,21 @@ def plot(row, results_dir):
     if row.published_crossing and threshold is not None:
         c = row.published_crossing
         points.append((c.first, c.last, threshold, f'{c.source}: first reaches {threshold:g}'))
+    lines = []
+    for seed, games in sorted(folder.games.items()):
+        frames, scores, _ = results_table.curve(games, row.statistic, folder.config)
+        lines.append((f'ours, seed {seed}', frames, scores, 1.0 if len(folder.games) > 1 else 2))
+    if len(folder.games) > 1:
+        grid = np.linspace(0, min(folder.frames(s) for s in folder.games), 200)[1:]
+        mean = [results_table.score_at(folder, f) for f in grid]
+        lines.append((f'ours, mean of {len(folder.games)} seeds', grid, mean, 2.5))
     repeat = folder.config['action_repeat']
     x_label = ('environment steps (no action repeat)' if repeat == 1
                else f'emulator frames ({repeat} per agent step)')
     plots.curve_with_points(
         os.path.join(results_dir, row.name, 'curve.png'),
         f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))}, '
-        f'{row.preset} preset', folder.curve, points,
+        f'{row.preset} preset; statistic: {row.statistic.replace("_", " ")}', lines, points,
         (threshold, f'target: {text}') if threshold is not None else None, x_label)
 
 
@@ -358,9 +420,10 @@ def main(argv):
                         os.path.join(_RESULTS_DIR.value, row.name))
         plot(row, _RESULTS_DIR.value)
     if _TABLE.value:
+        rows = list(ROWS.values())
         results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),
-                              results_table.section(list(ROWS.values()), SOURCES,
-                                                    _RESULTS_DIR.value))
+                              results_table.section(rows, SOURCES, _RESULTS_DIR.value))
+        results_table.rewrite(_README.value, results_table.summary(rows, _RESULTS_DIR.value))
 
 
 if __name__ == '__main__':

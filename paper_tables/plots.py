@@ -65,16 +65,18 @@ def learning_curves(curves, path, paper_label):
     plt.close(figure)
 
 
-def curve_with_points(path, title, curve, points, threshold, x_label):
-    """Write a PNG of one run's training games against frames, with a threshold line and
-    published figures drawn as points labelled with their sources.
+def curve_with_points(path, title, lines, points, threshold, x_label):
+    """Write a PNG of a row's runs against frames, with a threshold line and published
+    figures drawn as points labelled with their sources.
 
-    curve: [(frames, return), ...]; points: [(first frames, last frames, score, source)], a
-    range of frames drawn as a horizontal bar; threshold: (score, label) or None.
+    lines: [(label, frames, scores, width)], each run's score (results_table.curve) or their
+    mean, drawn in blue (the thinner, the lighter); points: [(first frames, last frames, score, source)], a range of frames drawn as a
+    horizontal bar; threshold: (score, label) or None.
     """
     figure, ax = plt.subplots(figsize=(8, 4.5))
-    if curve:
-        _plot_ours(ax, curve)
+    for label, frames, scores, width in lines:
+        ax.plot(frames, scores, color='tab:blue', linewidth=width, alpha=min(1.0, width / 2),
+                label=label)
     sources = list(dict.fromkeys(source for *_, source in points))
     for source, marker, color in zip(sources, 'os^D', ('tab:red', 'tab:orange', 'tab:green',
                                                        'tab:purple')):

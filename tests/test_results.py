@@ -53,25 +53,52 @@ def test_row_commands_are_valid_launch_commands(row):
     assert max(row.marks) <= (row.stop_frames or config.total_frames)
 
 
-def _curve(returns, frames_per_game=1000):
-    return tuple(((i + 1) * frames_per_game, float(r)) for i, r in enumerate(returns))
+def _games(returns, frames_per_game=1000, **columns):
+    """Training games as a folder reads them: game i (return returns[i]) ends at
+    (i + 1) * frames_per_game frames."""
+    return tuple({'frames': float((i + 1) * frames_per_game), 'episode_return': float(r),
+                  **columns} for i, r in enumerate(returns))
 
 
-def test_mean_at_is_the_mean_of_the_last_100_games_by_those_frames():
-    curve = _curve(range(300))              # game i (return i) ends at (i + 1) * 1000 frames
-    assert results_table.mean_at(curve, 250_000) == pytest.approx(sum(range(150, 250)) / 100)
-    assert results_table.mean_at(curve, 250_999) == pytest.approx(sum(range(150, 250)) / 100)
-    assert results_table.mean_at(curve, 10_000) == pytest.approx(4.5)   # 10 games so far
-    assert results_table.mean_at(curve, 999) is None
+def test_last_100_is_the_mean_of_the_last_100_games_by_those_frames():
+    games = _games(range(300))
+    assert results_table.value_at(games, 250_000) == pytest.approx(sum(range(150, 250)) / 100)
+    assert results_table.value_at(games, 250_999) == pytest.approx(sum(range(150, 250)) / 100)
+    assert results_table.value_at(games, 10_000) == pytest.approx(4.5)   # 10 games so far
+    assert results_table.value_at(games, 999) is None
+
+
+def test_the_window_statistic_is_the_mean_of_the_games_within_5_percent_of_the_mark():
+    games = _games(range(300))          # returns i at (i + 1) * 1000 frames
+    # 100k +-5%: the games ending at 95k..105k, returns 94..104.
+    assert results_table.value_at(games, 100_000, 'window') == pytest.approx(99.0)
+    assert results_table.value_at(games, 400_000, 'window') is None
+
+
+def test_the_least_exploring_third_scores_the_lowest_epsilon_environments_only():
+    """6 environments (2 actors x 3): the third with the lowest epsilon is 2 of them, the games
+    of the others (high epsilon, return 0) left out; RLlib's 3 of 8 is ceil(8 / 3)."""
+    config = {'num_actors': 2, 'envs_per_actor': 3}
+    games = []
+    for k, (actor, env, epsilon) in enumerate(((0, 0, 0.4), (0, 1, 0.2), (0, 2, 0.1),
+                                               (1, 0, 0.05), (1, 1, 0.01), (1, 2, 0.001))):
+        returns = [10.0 + k] * 5 if epsilon <= 0.01 else [0.0] * 5
+        games += _games(returns, actor=float(actor), env=float(env), epsilon=epsilon)
+    games.sort(key=lambda g: g['frames'])
+    chosen = results_table.least_exploring_third(games, config)
+    assert {(g['actor'], g['env']) for g in chosen} == {(1.0, 1.0), (1.0, 2.0)}
+    assert results_table.value_at(games, 10_000, 'least_exploring_third', config) == \
+        pytest.approx(14.5)      # the means of 14 and 15
+    assert results_table.value_at(games, 10_000) == pytest.approx((14 + 15) / 6)
 
 
 def test_first_crossing_needs_a_full_window_of_100_games():
-    curve = _curve([30.0] + [0.0] * 99 + [10.0] * 200)
-    assert results_table.first_crossing(curve, 30.0) is None   # one game at 30 is not a mean
+    games = _games([30.0] + [0.0] * 99 + [10.0] * 200)
+    assert results_table.first_crossing(games, 30.0) is None   # one game at 30 is not a mean
     # After game k > 100, the window holds (k - 100) games of 10: 5 needs 50 of them.
-    assert results_table.first_crossing(curve, 5.0) == 150_000
-    assert results_table.first_crossing(curve, 10.0) == 200_000
-    assert results_table.first_crossing(curve, 10.1) is None
+    assert results_table.first_crossing(games, 5.0) == 150_000
+    assert results_table.first_crossing(games, 10.0) == 200_000
+    assert results_table.first_crossing(games, 10.1) is None
 
 
 def test_verdict_is_level_within_5_percent_of_the_target():
@@ -81,21 +108,33 @@ def test_verdict_is_level_within_5_percent_of_the_target():
     assert results_table.verdict(-13.4, 18.0) == 'behind by 31.4'
 
 
-def _folder(returns, frames):
-    return results_table.Folder(_curve(returns, 100_000), {'frames': frames}, {})
+def _folder(frames, *returns_per_seed):
+    """A folder of one run per seed, each a game per 100k frames, having trained `frames`."""
+    return results_table.Folder(
+        {seed: _games(r, 100_000) for seed, r in enumerate(returns_per_seed)},
+        {'seeds': {str(seed): {'frames': frames} for seed in range(len(returns_per_seed))}},
+        {})
+
+
+def test_a_rows_score_is_the_mean_over_its_seeds_with_their_range():
+    folder = _folder(3_000_000, [4.0] * 30, [6.0] * 30, [11.0] * 30)
+    assert results_table.score_at(folder, 2_000_000) == pytest.approx(7.0)
+    assert results_table.score_text(folder, 2_000_000) == '7.0 (4.0-11.0)'
+    assert results_table.score_text(_folder(3_000_000, [4.0] * 30), 2_000_000) == '4.0'
+    assert results_table.score_at(folder, 4_000_000) is None    # no run got there
 
 
 def test_a_relative_target_comes_from_the_other_rows_folders():
     row = results.ROWS['reactor_breakout']     # the best of impala_breakout and apex_dqn at 2M
-    folders = {'impala_breakout': _folder([4.0] * 30, 3_000_000),
-               'apex_dqn_breakout': _folder([6.0] * 30, 2_000_000)}
+    folders = {'impala_breakout': _folder(3_000_000, [4.0] * 30, [2.0] * 30),
+               'apex_dqn_breakout': _folder(2_000_000, [6.0] * 30)}
     assert results_table.target(row, folders)[0] == pytest.approx(6.0)
-    folders['apex_dqn_breakout'] = _folder([6.0] * 10, 1_000_000)   # not at 2M yet
+    folders['apex_dqn_breakout'] = _folder(1_000_000, [6.0] * 10)   # not at 2M yet
     score, text = results_table.target(row, folders)
     assert score is None and 'apex_dqn_breakout not at 2M' in text
-    laser = results.ROWS['laser_breakout']     # 1.5x impala_breakout at 5M
-    assert results_table.target(laser, {'impala_breakout': _folder([4.0] * 60, 6_000_000)})[0] \
-        == pytest.approx(6.0)
+    laser = results.ROWS['laser_breakout']     # 1.5x impala_breakout's mean at 5M
+    assert results_table.target(laser, {'impala_breakout': _folder(
+        6_000_000, [4.0] * 60, [2.0] * 60)})[0] == pytest.approx(4.5)
 
 
 def test_training_time_leaves_out_the_pause_of_a_resumption():
@@ -120,29 +159,49 @@ def _write_run(run_dir, games):
             f'{(i + 1) * 100_000},0,0,0,{i % 7},800\n' for i in range(games)))
 
 
-def test_collect_plot_and_table_of_a_run(tmp_path):
+def test_collect_plot_and_table_of_a_row_of_two_seeds(tmp_path):
     row = results.ROWS['impala_breakout']
-    run_dir, results_dir = str(tmp_path / 'runs' / row.name), str(tmp_path / 'results')
-    _write_run(run_dir, games=120)
-    results.collect(row, run_dir, os.path.join(results_dir, row.name))
+    results_dir = str(tmp_path / 'results')
+    folder = os.path.join(results_dir, row.name)
+    for seed, games in ((1, 130), (0, 120)):
+        run_dir = row.run_dir(str(tmp_path / 'runs'), seed)
+        _write_run(run_dir, games=games)
+        results.collect(row, run_dir, seed, folder)
+    results.collect(row, run_dir, 0, folder)       # collected again: its rows replaced
     results.plot(row, results_dir)
-    readme = os.path.join(results_dir, 'README.md')
-    with open(readme, 'w') as f:
-        f.write(f'# results\n\n{results_table.BEGIN}\n{results_table.END}\n')
-    results_table.rewrite(readme, results_table.section(list(results.ROWS.values()),
-                                                        results.SOURCES, results_dir))
-    assert results_table.listed_rows(readme) == [row.name]
-    with open(readme) as f:
-        assert '`impala_pong` (IMPALA' in f.read().split('Not run yet')[1]
+    for readme, text in (('README.md', results_table.section(list(results.ROWS.values()),
+                                                             results.SOURCES, results_dir)),
+                         ('summary.md', results_table.summary(list(results.ROWS.values()),
+                                                              results_dir))):
+        readme = os.path.join(results_dir, readme)
+        with open(readme, 'w') as f:
+            f.write(f'# results\n\n{results_table.BEGIN}\n{results_table.END}\n')
+        results_table.rewrite(readme, text)
+    assert results_table.listed_rows(os.path.join(results_dir, 'README.md')) == [row.name]
+    with open(os.path.join(results_dir, 'README.md')) as f:
+        table = f.read()
+    assert '`impala_pong` (IMPALA' in table.split('Not run yet')[1]
+    # Both seeds' games at 10M (those of game 100 on): returns i % 7, mean over seeds.
+    expected = [sum(i % 7 for i in range(games - 100, games)) / 100 for games in (120, 130)]
+    assert f'10M: {sum(expected) / 2:.1f} ({min(expected):.1f}-{max(expected):.1f})' in table
+    assert '| 2: 0, 1 |' in table
+    assert results_table.listed_rows(os.path.join(results_dir, 'summary.md')) == [
+        name for name, r in results.ROWS.items() if not r.experiment]
     assert 'Not run yet' not in results_table.section([row], results.SOURCES, results_dir)
-    with open(os.path.join(results_dir, row.name, 'run.json')) as f:
+    with open(os.path.join(folder, 'run.json')) as f:
         run = json.load(f)
-    assert run['frames'] == 12_000_000 and run['frames_per_second'] == 5_000
+    assert list(run['seeds']) == ['0', '1']
+    assert run['seeds']['0']['frames'] == 12_000_000
+    assert run['seeds']['1']['frames'] == 13_000_000
+    assert run['seeds']['0']['frames_per_second'] == 5_000
     assert run['changes_from_paper']['batch_size'] == [32, 4]
-    assert run['command'] == row.command_line(run_dir)
-    assert runs.read_csv(os.path.join(results_dir, row.name, 'episodes.csv'))[0][
-        'episode_return'] == '0'
-    assert os.path.getsize(os.path.join(results_dir, row.name, 'curve.png')) > 0
+    assert 'seed' not in run['changes_from_paper']
+    assert run['seeds']['1']['command'] == row.command_line(row.run_dir(
+        str(tmp_path / 'runs'), 1), 1)
+    assert '--config.seed=1' in run['seeds']['1']['command']
+    games = runs.read_csv(os.path.join(folder, 'episodes.csv'))
+    assert [int(g['seed']) for g in games] == [0] * 120 + [1] * 130
+    assert os.path.getsize(os.path.join(folder, 'curve.png')) > 0
 
 
 def test_the_causes_summary_bins_games_and_updates(tmp_path):
