@@ -51,6 +51,7 @@ steps/s with and without XLA at the batch the actors use.
 """
 import csv
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -64,7 +65,6 @@ from absl import app
 from absl import flags
 
 from benchmarks import run_account
-from launch import runtime
 
 _AGENT = flags.DEFINE_enum('agent', 'impala', ['impala', 'laser', 'reactor'],
                            'Whose local run: IMPALA, or with --account the learner-bound LASER '
@@ -313,6 +313,7 @@ def _run_part(part, torso=None, **kwargs):
     if _ENVS_PER_ACTOR.value:
         argv.append(f'--envs_per_actor={_ENVS_PER_ACTOR.value}')
     argv += [f'--{k}={v}' for k, v in kwargs.items()]
+    from launch import runtime  # pylint: disable=import-outside-toplevel  (TensorFlow)
     env = dict(runtime.role_environment(), TF_CPP_MIN_LOG_LEVEL='3')   # as the run's roles
     out = subprocess.run(argv, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -396,6 +397,52 @@ def account_run(cores, a, b, c, e, limit, learner_limit=None):
                       indent=1)
 
 
+def parts_given() -> list[float]:
+    """--parts as numbers: (a), (b), (c) and perhaps (e)."""
+    return [float(x) for x in _PARTS.value.split(',')]
+
+
+def flag_problem() -> str | None:
+    """What makes the flags unusable, in one line; None if nothing. Checked before any part
+    or run starts and before TensorFlow is imported (issue 38)."""
+    if _AGENT.value != 'impala' and not _ACCOUNT.value:
+        return f'--agent={_AGENT.value} is for --account'
+    for flag, zero in ((_SECONDS, False), (_WINDOW_S, False), (_WARMUP_S, True)):
+        value = flag.value
+        if not (math.isfinite(value) and (value >= 0 if zero else value > 0)):
+            return (f'--{flag.name} must be a finite number of seconds {">=" if zero else ">"} '
+                    f'0, got {value}')
+    for flag in (_ENVS_PER_ACTOR, _NUM_ACTORS):
+        if flag.value is not None and flag.value < 1:
+            return f'--{flag.name} must be >= 1, got {flag.value}'
+    if _PARTS.value:
+        try:
+            given = parts_given()
+        except ValueError:
+            given = []
+        if len(given) not in (3, 4) or not all(0 < x < math.inf for x in given):
+            return (f'--parts={_PARTS.value}: give a,b,c[,e], each in frames/s > 0 (e.g. '
+                    f'--parts=8935,16020,9403)')
+    if _TORSO.value not in ('shallow', 'deep'):
+        return f'--torso must be shallow or deep, got {_TORSO.value!r}'
+    if _CORE.value not in ('feed_forward', 'lstm', 'both'):
+        return f'--core must be feed_forward, lstm or both, got {_CORE.value!r}'
+    spec = _experiment()
+    if _PRESET.value not in spec.presets:
+        return f'unknown --preset={_PRESET.value}; choose one of: {", ".join(spec.presets)}'
+    from launch import input_checks  # pylint: disable=import-outside-toplevel
+    config = _config(**({'core': 'feed_forward'} if _CORE.value == 'both' else {}))
+    try:
+        spec.check(config)    # the game, as the run's program checks it
+    except input_checks.ConfigError as e:
+        return str(e)
+    frames, counted = input_checks.first_update_frames(config)
+    if _FRAMES.value < frames:
+        return (f'--frames={_FRAMES.value} ends before the run\'s first update ({counted} = '
+                f'{frames} frames): raise it')
+    return None
+
+
 def main(argv):
     del argv
     if _PART.value:
@@ -407,8 +454,10 @@ def main(argv):
             # server ends nor the interpreter's exit survives (it aborted in CI): leave now.
             os._exit(0)  # pylint: disable=protected-access
         return
-    if _AGENT.value != 'impala' and not _ACCOUNT.value:
-        raise app.UsageError('--agent=laser or reactor is for --account')
+    problem = flag_problem()
+    if problem:
+        print(f'error: {problem}', file=sys.stderr)
+        sys.exit(2)
     if _COMPONENTS.value:
         components()
         return
@@ -418,7 +467,7 @@ def main(argv):
     cores = os.cpu_count()
     config = _config()
     if _PARTS.value:
-        a, b, c, *given_e = (float(x) for x in _PARTS.value.split(','))
+        a, b, c, *given_e = parts_given()
     else:
         a = _run_part('emulator')['fps']
         b = _run_part('inference', jit=False)['fps']

@@ -1,6 +1,7 @@
-"""Bad input everywhere: every experiment program, `launch.evaluate` and `paper_tables.compare`
-exit non-zero with one line saying what is wrong (absl's own flag errors: two), no traceback,
-and nothing written to the run directory. One table; the cases run two at a time."""
+"""Bad input everywhere: every experiment program, `launch.evaluate`, `paper_tables.compare` and
+the benchmarks' documented flags exit non-zero with one line saying what is wrong (absl's own
+flag errors: two), no traceback, and nothing written to the run directory. One table; the cases
+run two at a time."""
 import concurrent.futures
 import importlib.util
 import math
@@ -298,6 +299,13 @@ CASES = [
      'error: --out=TMP/impala_run is a directory: name a file'),
     ('paper_tables.compare', ['TMP/corrupt_run'],
      'error: TMP/corrupt_run: no evaluation.csv (evaluate the run with launch/evaluate.py'),
+    # The benchmarks' own flags, which benchmarks/README.md documents for users too.
+    ('benchmarks.impala_throughput', ['--frames=0'],
+     "error: --frames=0 ends before the run's first update (one batch of 4 unrolls"),
+    ('benchmarks.impala_throughput', ['--account', '--window_s=-1'],
+     'error: --window_s must be a finite number of seconds > 0, got -1.0'),
+    ('benchmarks.impala_throughput', ['--account', '--parts=a,b,c'],
+     'error: --parts=a,b,c: give a,b,c[,e], each in frames/s > 0'),
     # The correction study (table 2) on Atari or on DeepMind Lab.
     ('launch.impala_correction_study', ['--game=pong', '--level=rooms_watermaze'],
      'error: --game and --level both given: the study runs on an Atari game (--game) or on a '
@@ -390,6 +398,8 @@ _IMPORTS_TENSORFLOW = ('import runpy, sys\n'
     ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop']),
     ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9']),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex']),
+    ('paper_tables.compare', ['TMP/impala_run', '--out=TMP/a_file/reports/report.md']),
+    ('benchmarks.impala_throughput', ['--frames=0']),
 ])
 def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
     _fixtures(str(tmp_path))
