@@ -91,7 +91,10 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates. Its actors step
     8 games each, not the paper preset's 16: at batch 4 an actor's 16 unrolls are 4 updates,
     which doubles the policy's lag, and one demo run with 16 ended at 4.7 where two with 8
-    ended at 7.4 and 10.2 (benchmarks/README.md, "Games per actor").
+    ended at 7.4 and 10.2 (benchmarks/README.md, "Games per actor"). The budget of 2.5M frames
+    stops the run; the learning rate keeps table G.1's schedule over 200M (`anneal_frames`):
+    annealed to 0 at the budget instead, a 10M-frame Breakout run scored half as much
+    (results/README.md, `impala_breakout_anneal_10m`).
     """
     return runtime_config.quick(c, total_frames=2_500_000, batch_size=4, rmsprop_epsilon=1e-5,
                                 eval_episodes=5, envs_per_actor=8)

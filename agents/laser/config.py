@@ -140,7 +140,9 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     few live units grow to ~30, the LSTM's cells saturate and its output stops depending on the
     frame: a uniform policy through 2M frames), 1e-3 does not (benchmarks/README.md, "Why the
     recurrent agent stayed at random play"); the paper's 0.01 left IMPALA's feed-forward net
-    uniform for 2.5M frames (agents/impala/config.py, `quick`)."""
+    uniform for 2.5M frames (agents/impala/config.py, `quick`). The budget stops the run; the
+    learning rate keeps the paper config's 200M-frame schedule (`anneal_frames`), as IMPALA's
+    quick preset does."""
     return runtime_config.quick(
         c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
         replay_capacity_observations=100_000, rmsprop_epsilon=1e-3, total_frames=2_500_000,
