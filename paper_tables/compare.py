@@ -279,7 +279,8 @@ def main(argv=None):
     parser.add_argument('--table', help='e.g. atari_experts, dmlab30')
     parser.add_argument('--checkpoint_frames', type=int, default=None,
                         help='evaluate this checkpoint (default: the latest per game)')
-    parser.add_argument('--out', type=pathlib.Path, help='also write the Markdown here (its directory made where missing)')
+    parser.add_argument('--out', type=pathlib.Path,
+                        help='also write the Markdown here (its directory made where missing)')
     args = parser.parse_args(argv)
     try:
         if args.out:
