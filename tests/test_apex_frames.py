@@ -9,9 +9,7 @@ import reverb
 import recorded_steps
 from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
-from agents.core import actor as actor_lib
 from agents.core import transitions
-from agents.core import variables
 from agents.ops import replay
 from reverb_tables import tables
 
@@ -65,16 +63,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
                             tables.variables_table(), tables.episode_stats_table()])
     address = f'localhost:{server.port}'
     client = reverb.Client(address)
-    network = builder.network()
-    policy = builder.policy(network, actor_id=0, seed=0)
-    variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
-    recording = recorded_steps.Recording(builder.adder(client, learner_id=0))
-    actor = actor_lib.Actor(
-        envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
-        parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
-        action_spec=builder.step_spec()['action'], update_period=100, client=client,
-        actor_id=0, frames_per_step=c.action_repeat)
-    actor.run(num_steps=450)
+    recording = recorded_steps.act(builder, client, update_period=100, num_steps=450)
     recording.adder.flush()
     assert kinds <= recorded_steps.episode_kinds(recording.steps)
 

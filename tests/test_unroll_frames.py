@@ -9,10 +9,8 @@ import pytest
 import reverb
 
 import recorded_steps
-from agents.core import actor as actor_lib
 from agents.core import packing
 from agents.core import steps
-from agents.core import variables
 from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from reverb_tables import tables
@@ -40,16 +38,7 @@ def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
                             tables.variables_table(), tables.episode_stats_table()])
     address = f'localhost:{server.port}'
     client = reverb.Client(address)
-    network = builder.network()
-    policy = builder.policy(network, actor_id=0, seed=0)
-    variables.VariablePusher(client, network.trainable_variables, tables.VARIABLES).push(0)
-    recording = recorded_steps.Recording(builder.adder(client, learner_id=0))
-    actor = actor_lib.Actor(
-        envs=[builder.environments.environment(seed=1)], policy=policy, adders=[recording],
-        parameters=variables.VariableClient(client, policy.variables, tables.VARIABLES),
-        action_spec=builder.step_spec()['action'], update_period=c.unroll_length,
-        client=client, actor_id=0, frames_per_step=c.action_repeat)
-    actor.run(num_steps=600)
+    recording = recorded_steps.act(builder, client, update_period=c.unroll_length, num_steps=600)
     recording.adder.close()
     expected_kinds = {'termination', 'reset with zeros'} | (
         {'time limit'} if max_episode_frames == 400 else set())
