@@ -26,24 +26,12 @@ import os
 
 import numpy as np
 
+from environments import names
+
 _PREFIX = 'contributed/dmlab30/'
-_LEVELS = (
-    'rooms_collect_good_objects_train', 'rooms_collect_good_objects_test',
-    'rooms_exploit_deferred_effects_train', 'rooms_exploit_deferred_effects_test',
-    'rooms_select_nonmatching_object', 'rooms_watermaze', 'rooms_keys_doors_puzzle',
-    'language_select_described_object', 'language_select_located_object',
-    'language_execute_random_task', 'language_answer_quantitative_question',
-    'lasertag_one_opponent_small', 'lasertag_three_opponents_small',
-    'lasertag_one_opponent_large', 'lasertag_three_opponents_large',
-    'natlab_fixed_large_map', 'natlab_varying_map_regrowth', 'natlab_varying_map_randomized',
-    'skymaze_irreversible_path_hard', 'skymaze_irreversible_path_varied',
-    'psychlab_arbitrary_visuomotor_mapping', 'psychlab_continuous_recognition',
-    'psychlab_sequential_comparison', 'psychlab_visual_search',
-    'explore_object_locations_small', 'explore_object_locations_large',
-    'explore_obstructed_goals_small', 'explore_obstructed_goals_large',
-    'explore_goal_locations_small', 'explore_goal_locations_large',
-    'explore_object_rewards_few', 'explore_object_rewards_many',
-)
+# The contributed/dmlab30 levels: the 30 of environments/names.py and the train variants of
+# the two paired ones (the real directory holds both).
+_LEVELS = frozenset(names.DMLAB30 + names.DMLAB30_TRAIN)
 # Classic levels of game_scripts/levels (loaded without a prefix) and their episode lengths in
 # seconds (the level scripts' episodeLengthSeconds); the DMLab-30 levels above last 60 here.
 _CLASSIC_LEVELS = {'seekavoid_arena_01': 20}
