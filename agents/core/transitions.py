@@ -1,7 +1,7 @@
-"""Ape-X's replay record, in one place: N-step transitions with initial priorities, each
-frame stored once. The actors' adder writes them (`NStepTransitionAdder`), the table's
-signature describes them (`transition_signature`), and the learner's update rebuilds the
-observations from their frames (`stacked_transitions`)."""
+"""Generic N-step transitions with initial priorities, each frame stored once (what Acme keeps
+in its N-step transition adder; Ape-X replays them, sec. 3). The actors' adder writes them
+(`NStepTransitionAdder`), the table's signature describes them (`transition_signature`), and
+the learner's update rebuilds the observations from their frames (`stacked_transitions`)."""
 import collections
 import itertools
 from typing import Mapping
