@@ -1,16 +1,20 @@
 """LASER's full state correction (sec. 5.1, app. A.2): the replay holds whole episodes, each
 learner replays them from their first step and carries the core state it computes with its own
-current parameters; on real Breakout episodes (lives lost and time limits), alone and on a
-replay two agents share."""
+current parameters; on real Breakout episodes (lives lost and time limits), alone, on a replay
+two agents share, and across a population-based-training copy of another learner's weights."""
 import numpy as np
 import pytest
 import reverb
 import tensorflow as tf
 
 from agents.core import builders
+from agents.core import checkpointer
 from agents.core import datasets
+from agents.core import pbt
+from agents.core import pbt_hook
 from agents.core import steps
 from agents.core import variables
+from agents.impala import config as impala_config
 from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
 from recorded_steps import Recording
@@ -193,3 +197,82 @@ def test_a_shared_replay_gives_each_learner_states_from_its_own_parameters(tmp_p
     (network, _, _), (_, batches, carried) = learners
     with pytest.raises(AssertionError):
         _assert_states_from_episode_start(network, batches, carried, online, rows)
+
+
+# Updates after the copy: the batches tf.data had made before it (up to 8 seen), then those
+# drawn after it.
+AFTER_COPY = 20
+
+
+def _member(builder, run_dir, dirs):
+    """Learner 0's member of a population of two (IMPALA app. F's settings)."""
+    c = builder.config.copy_and_resolve_references()
+    impala_config.population_settings(c, 'entropy_cost,learning_rate')
+    c.pbt_population = 2
+    return pbt.member(c, run_dir, dirs, 0, fitness=lambda games: 0.0)
+
+
+def _step(learning, iterator):
+    """One update: (its batch, the rows' carried states before it, its metrics)."""
+    batch = next(iterator)
+    carried = tf.nest.map_structure(lambda v: v.numpy(), learning.carried.variables)
+    return batch, carried, learning.update(batch)
+
+
+def test_a_population_copy_restarts_every_replayed_row(tmp_path):
+    """PBT's copy of another learner's checkpoint (the real hook and checkpoint) replaces the
+    weights while the rows are inside episodes: every replayed row learns again only from a
+    newly drawn episode's first step on, with the states the new weights compute from there;
+    the rows' unrolls batched before the copy are masked out."""
+    builder = _builder()
+    server = reverb.Server(builders.replay_tables(builder, 1))
+    address = f'localhost:{server.port}'
+    client = reverb.Client(address)
+    tf.random.set_seed(0)
+    variables.VariablePusher(client, builder.network().trainable_variables).push(step=1)
+    _recorded_actor(builder, address, str(tmp_path), num_steps=620)
+    dirs = [str(tmp_path / 'member'), str(tmp_path / 'donor')]
+    tf.random.set_seed(2)
+    donor_builder = _builder()
+    donor = donor_builder.learning_state()
+    donor.hyperparameters['learning_rate'].assign(0.0)     # the copy takes it: no learning
+    donor.update(next(donor_builder.dataset(address, 0)))  # its optimizer's slots
+    saved = checkpointer.Checkpointer(donor, dirs[1], 'donor')
+    saved.save()
+    tf.random.set_seed(1)
+    learning = builder.learning_state()
+    hook = pbt_hook.PopulationHook(
+        _member(builder, str(tmp_path), dirs), learning,
+        checkpointer.Checkpointer(learning, dirs[0], 'member'),
+        variables.VariablePusher(client, learning.network.trainable_variables), 'member')
+    iterator = builder.dataset(address, 0)
+    before = [_step(learning, iterator) for _ in range(5)]
+    hook.copy_from(saved.latest)
+    after = [_step(learning, iterator) for _ in range(AFTER_COPY)]
+    server.stop()
+    for got, want in zip(learning.network.trainable_variables, donor.network.trainable_variables):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    online, rows = 3, 3
+    # The copy came while rows were inside episodes.
+    assert not all(before[-1][0]['first'][online + row, 0] for row in range(rows))
+    drawn_at = np.array([batch[datasets.DRAWN_AT] for batch, _, _ in after])   # [updates, rows]
+    current = drawn_at == 1
+    np.testing.assert_array_equal([metrics['replay_rows_masked'] for _, _, metrics in after],
+                                  rows - current.sum(axis=1))
+    assert not current[0].any()     # batched before the copy
+    batches = [batch for batch, _, _ in after]
+    carried = [state for _, state, _ in after]
+    inside = 0
+    for row in range(rows):
+        first = int(np.argmax(current[:, row]))
+        assert current[first:, row].all()     # the batches in flight, then none
+        assert batches[first]['first'][online + row, 0]     # a newly drawn episode's start
+        for update in range(first + 1, AFTER_COPY):
+            expected, start = _state_from_episode_start(learning.network, batches, online, row,
+                                                        update)
+            if start == update:
+                continue
+            inside += 1
+            for got, want in zip(tf.nest.flatten(carried[update]), tf.nest.flatten(expected)):
+                np.testing.assert_allclose(got[row], want[0], rtol=1e-5, atol=1e-5)
+    assert inside >= 15

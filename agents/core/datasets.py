@@ -14,6 +14,8 @@ import tensorflow as tf
 from agents.core import steps
 
 ORIGIN = 'origin'
+# [rows]: each replayed row's count of restarts when its episode was drawn (`episode_rows`).
+DRAWN_AT = 'drawn_at'
 
 
 def batches(server_address: str, parts: Sequence[tuple[str, int]],
@@ -46,7 +48,8 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
 
 
 def episode_rows(server_address: str, table: str, rows: int, length: int, period: int,
-                 stack: int = 1, unpack: Callable[[Any], Any] = dict) -> tf.data.Dataset:
+                 restarts: tf.Variable, stack: int = 1, unpack: Callable[[Any], Any] = dict
+                 ) -> tf.data.Dataset:
     """A dataset of `rows` sequences of `length` steps every element, row i walking through
     whole episodes drawn uniformly from `table` (`tables.episode_replay_table`), one after
     another: each episode from its first step, `period` steps further each time (LASER sec. 5.1:
@@ -55,29 +58,44 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     steps past its end repeat its last step with mask, reward and discount 0 (they add nothing
     to a loss) and `first` False. Items and sequences are batch-major dicts; observations hold
     the `stack` - 1 frames before each sequence as `steps.frame_signature` says, once `unpack`
-    has made a drawn item's data into its fields (agents/core/packing.py)."""
+    has made a drawn item's data into its fields (agents/core/packing.py).
+
+    `restarts` (an int64 variable) restarts the rows: each sequence holds in DRAWN_AT its value
+    when the sequence's episode was drawn, and a row drops the rest of an episode drawn before
+    the value last changed, so that its next sequence is a newly drawn episode's first (a
+    learner whose weights were replaced by PBT's copy). Sequences already batched keep their
+    old value, for the learner to tell them apart."""
+    def drawn(sample):
+        """The drawn episode's sequences, each with DRAWN_AT: `restarts`'s value now."""
+        episode = episode_sequences(unpack(sample.data), length, period, stack)
+        drawn_at = tf.fill(tf.shape(episode['reward'])[:1], restarts.read_value())
+        return tf.data.Dataset.from_tensor_slices({**episode, DRAWN_AT: drawn_at})
+
+    def current(sequence):
+        return tf.equal(sequence[DRAWN_AT], restarts)
+
     def row(_):
         episodes = reverb.TrajectoryDataset.from_table_signature(
             server_address=server_address, table=table, max_in_flight_samples_per_worker=1)
-        return episodes.flat_map(
-            lambda sample: tf.data.Dataset.from_tensor_slices(
-                episode_sequences(unpack(sample.data), length, period, stack)))
+        return episodes.flat_map(drawn).filter(current)
     streams = tuple(row(i) for i in range(rows))
     return tf.data.Dataset.zip(streams).map(
         lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences))
 
 
 def online_and_episode_rows(server_address: str, queue: tuple[str, int],
-                            replay: tuple[str, int], length: int, period: int, stack: int = 1,
-                            prefetch: int = 2, unpack: Callable[[Any], Any] = dict
-                            ) -> tf.data.Dataset:
+                            replay: tuple[str, int], length: int, period: int,
+                            restarts: tf.Variable, stack: int = 1, prefetch: int = 2,
+                            unpack: Callable[[Any], Any] = dict) -> tf.data.Dataset:
     """Batches of the items' data: `count` items of the `queue` (table, count), then the
-    `replay` (table, rows)'s `episode_rows`, with `data['origin']` (0, then 1), both unpacked
-    by `unpack`. Only the queue's items have a core state (CORE_STATE, [count, ...]): the rows'
-    states are the learner's."""
+    `replay` (table, rows)'s `episode_rows` (restarted by `restarts`), with `data['origin']`
+    (0, then 1), both unpacked by `unpack`. Only the queue's items have a core state
+    (CORE_STATE, [count, ...]): the rows' states are the learner's; only the rows have DRAWN_AT
+    ([rows])."""
     (queue_table, count), (replay_table, rows) = queue, replay
     online = batches(server_address, [(queue_table, count)], prefetch=0)
-    replayed = episode_rows(server_address, replay_table, rows, length, period, stack, unpack)
+    replayed = episode_rows(server_address, replay_table, rows, length, period, restarts, stack,
+                            unpack)
     origin = tf.repeat(tf.constant([0, 1], tf.int32), [count, rows])
 
     def concatenate(sample, sequences):
@@ -85,7 +103,8 @@ def online_and_episode_rows(server_address: str, queue: tuple[str, int],
         data = {name: tf.nest.map_structure(lambda x, y: tf.concat([x, y], axis=0),
                                             value, sequences[name])
                 for name, value in online_data.items() if name in sequences}
-        return {**data, steps.CORE_STATE: online_data[steps.CORE_STATE], ORIGIN: origin}
+        return {**data, steps.CORE_STATE: online_data[steps.CORE_STATE], ORIGIN: origin,
+                DRAWN_AT: sequences[DRAWN_AT]}
     return tf.data.Dataset.zip((online, replayed)).map(concatenate).prefetch(prefetch)
 
 
@@ -117,12 +136,12 @@ def online(data) -> tf.Tensor:
 
 def time_major(batch):
     """[B, T, ...] -> [T, B, ...] for every step field; the core state ([B, ...]: one per
-    unroll) stays as it is, and `origin` [B] is added (all 0) where the batch has none."""
-    data = {name: value for name, value in batch.items()
-            if name not in (steps.CORE_STATE, ORIGIN)}
+    unroll) and DRAWN_AT stay as they are, and `origin` [B] is added (all 0) where the batch
+    has none."""
+    kept = (steps.CORE_STATE, DRAWN_AT)
+    data = {name: value for name, value in batch.items() if name not in (*kept, ORIGIN)}
     data = tf.nest.map_structure(_time_major, data)
-    if steps.CORE_STATE in batch:
-        data[steps.CORE_STATE] = batch[steps.CORE_STATE]
+    data.update({name: batch[name] for name in kept if name in batch})
     data[ORIGIN] = batch.get(
         ORIGIN, tf.zeros(tf.shape(batch['reward'])[:1], tf.int32))
     return data

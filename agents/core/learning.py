@@ -55,6 +55,11 @@ class LearningState(tf.Module):
         """What follows each applied update (a target network's copy); here nothing."""
         pass   # a body of a docstring alone is one AutoGraph cannot convert (a warning per run)
 
+    def after_copy(self) -> None:
+        """What follows population-based training's copy of another learner's checkpoint into
+        this state (agents/core/pbt_hook.py): what the state keeps outside its checkpoint and
+        computed with the replaced weights starts again (LASER's replayed rows); here nothing."""
+
 
 class TargetNetworkLearning(LearningState):
     """A `LearningState` with `target_network`, a copy of `network` made at the start and

@@ -56,13 +56,16 @@ class PopulationHook:
     def copy_from(self, checkpoint: str) -> int:
         """Loads another learner's `checkpoint` into the state (weights, optimizer,
         hyperparameters; PBT's copy, IMPALA app. F), keeping this learner's own step and frame
-        counters, and pushes the new parameters to its actors. Returns the frames the
-        checkpoint's learner had trained."""
+        counters, then lets the state start again what it computed with its replaced weights
+        (`LearningState.after_copy`: LASER's replayed rows restart at episodes' first steps)
+        and pushes the new parameters to its actors. Returns the frames the checkpoint's
+        learner had trained."""
         step, frames = self._state.step.numpy(), self._state.frames.numpy()
         self._checkpointer.read(checkpoint)
         donor_frames = int(self._state.frames.numpy())
         self._state.step.assign(step)
         self._state.frames.assign(frames)
+        self._state.after_copy()
         self._pusher.push(int(step))
         return donor_frames
 

@@ -3,7 +3,10 @@
 with the learners, and LASER's loss; on one Atari game or on DMLab-30 (sec. 5.1). With the LSTM
 core the replay holds whole episodes, which the learner replays from their first step carrying
 the core state (app. A.2's full state correction, agents/laser/learning.py)."""
+import functools
+
 import reverb
+import tensorflow as tf
 
 from agents.core import adders
 from agents.core import builders
@@ -33,7 +36,15 @@ class LaserBuilder(impala_builder.UnrollBuilder):
     def learning_state(self) -> impala_learning.UnrollLearning:
         c = self.config
         return learning.laser_learning(self.network(), c,
-                                       jit_compile=builders.resolve_jit(c.jit_compile))
+                                       jit_compile=builders.resolve_jit(c.jit_compile),
+                                       restarts=self.row_restarts)
+
+    @functools.cached_property
+    def row_restarts(self) -> tf.Variable:
+        """The count of the replayed rows' restarts, which the learning state advances after
+        PBT's copy and the dataset reads (`datasets.episode_rows`): one per builder, as
+        `builders.make_learner` builds a builder's one learner."""
+        return tf.Variable(0, dtype=tf.int64, trainable=False, name='row_restarts')
 
     @property
     def _episodes(self) -> bool:
@@ -64,7 +75,7 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         return iter(datasets.online_and_episode_rows(
             replay_address, (self.table(tables.QUEUE, learner_id), c.batch_size - rows),
             (self.table(tables.REPLAY, learner_id), rows), layout['length'], layout['period'],
-            layout['stack'], unpack=layout['packing'].unpack_tensors).map(
+            self.row_restarts, layout['stack'], unpack=layout['packing'].unpack_tensors).map(
                 lambda data: steps.stacked_observations(data, layout['stack'])))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:

@@ -5,6 +5,7 @@ import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
+from agents.core import datasets
 from agents.core import steps
 from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
@@ -28,13 +29,16 @@ def full_state_correction(config: ml_collections.ConfigDict) -> bool:
 
 
 class _CarriedState:
-    """The core state each replayed row reached at the end of its last unroll: variables
-    outside the learning state's checkpoint, since they belong to the rows' episodes, which a
-    restarted (or PBT-copied) learner draws afresh, each from its first step."""
+    """The core state each replayed row reached at the end of its last unroll, and `restarts`,
+    the count of the rows' restarts that their dataset reads (`datasets.episode_rows`):
+    variables outside the learning state's checkpoint, since they belong to the rows' episodes,
+    which a restarted learner draws afresh and a PBT-copied one restarts
+    (`LaserLearning.after_copy`), each from an episode's first step."""
 
-    def __init__(self, initial_state):
+    def __init__(self, initial_state, restarts: tf.Variable):
         self.variables = tf.nest.map_structure(
             lambda x: tf.Variable(x, trainable=False, name='carried_core_state'), initial_state)
+        self.restarts = restarts
 
     def assign(self, state):
         tf.nest.map_structure(lambda v, x: v.assign(tf.stop_gradient(x)), self.variables, state)
@@ -46,17 +50,36 @@ class LaserLearning(impala_learning.UnrollLearning):
     `episode_rows`): the learner unrolls each from the core state it reached at the end of the
     row's last unroll with the parameters of that update, from the episode's first step on
     (app. A.2; sec. 5.1: "replay each episode from the beginning, using the most recent network
-    parameters to recompute the LSTM states along the way")."""
+    parameters to recompute the LSTM states along the way"). `restarts` is the count of the
+    rows' restarts their dataset reads, which `after_copy` advances."""
 
     def __init__(self, network: snt.Module, config: ml_collections.ConfigDict,
-                 jit_compile: bool):
+                 jit_compile: bool, restarts: tf.Variable):
         def loss(logits, values, data, entropy_cost):
             return laser_loss(logits, values, data, config, entropy_cost)
         super().__init__(network, config, loss, jit_compile, name='laser_learning')
         self.carried = None
         if full_state_correction(config):
             self.carried = _CarriedState(
-                network.initial_state(impala_config.replay_batch_size(config)))
+                network.initial_state(impala_config.replay_batch_size(config)), restarts)
+
+    def after_copy(self) -> None:
+        """Restarts the replayed rows, whose carried states PBT's copy made another network's:
+        each row's next unroll is a newly drawn episode's first (`datasets.episode_rows`), where
+        the core starts afresh, and the rows' unrolls batched before learn nothing (`_update`).
+        Sec. 5.1: "replay each episode from the beginning, using the most recent network
+        parameters to recompute the LSTM states along the way"."""
+        if self.carried is not None:
+            self.carried.restarts.assign_add(1)
+
+    def _update(self, batch):
+        """`UnrollLearning`'s update; with full state correction, on the rows' current unrolls
+        alone: a row drawn before the last restart is masked out (mask 0, no loss term), and
+        the metric `replay_rows_masked` counts them."""
+        if self.carried is None:
+            return super()._update(batch)
+        batch, masked = _current_rows(batch, self.carried.restarts)
+        return {**super()._update(batch), 'replay_rows_masked': masked}
 
     def outputs(self, data):
         if self.carried is None:
@@ -72,6 +95,17 @@ class LaserLearning(impala_learning.UnrollLearning):
                 tf.concat([learnt.value, bootstrap.value], 0))
 
 
+def _current_rows(batch, restarts: tf.Variable):
+    """(`batch` with its replayed rows drawn before `restarts`'s value, those batched before
+    the last restart, given mask 0 at every step; how many they are)."""
+    batch = dict(batch)
+    drawn_at = batch[datasets.DRAWN_AT]
+    online = batch['mask'].shape[0] - drawn_at.shape[0]
+    current = tf.concat([tf.ones([online], tf.bool), tf.equal(drawn_at, restarts)], 0)
+    batch['mask'] = tf.where(current[:, None], batch['mask'], tf.zeros_like(batch['mask']))
+    return batch, tf.reduce_sum(1.0 - tf.cast(current, tf.float32))
+
+
 def _unroll(network, data, steps_, state):
     inputs = [tf.nest.map_structure(lambda x: x[steps_], data[name])
               for name in ('observation', 'prev_action', 'prev_reward')]
@@ -79,6 +113,6 @@ def _unroll(network, data, steps_, state):
 
 
 def laser_learning(network: snt.Module, config: ml_collections.ConfigDict,
-                   jit_compile: bool) -> LaserLearning:
-    """One LASER agent's learner (one member of a sweep)."""
-    return LaserLearning(network, config, jit_compile)
+                   jit_compile: bool, restarts: tf.Variable) -> LaserLearning:
+    """One LASER agent's learner (one member of a sweep); `restarts` as `LaserLearning`'s."""
+    return LaserLearning(network, config, jit_compile, restarts)
