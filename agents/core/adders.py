@@ -9,6 +9,7 @@ import reverb
 import tree
 from absl import logging
 
+from agents.core import episode_refs
 from agents.core import packing as packing_lib
 from agents.core import steps
 
@@ -55,12 +56,15 @@ class SequenceAdder:
     sec. 5.1: "We store the entire episodes in the replay buffer"): from its `first` step to
     the step before the next episode's, without the core state (the learner recomputes it),
     once the next episode starts (an episode unfinished at `close` is not written, nor one of
-    more than `max_episode_steps`, which the writer keeps referenced until its end). It costs
-    no more data than the sequences: the items share the same chunks. So that a table sized
-    in sequences holds as many steps as with sequences (its oldest removed first), an episode
-    of L steps takes ceil(L / `period`) items there: itself with priority 1, and placeholders
-    (its last step) with priority 0, which a proportional sampler never draws
-    (`reverb_tables.tables.episode_replay_table`: episodes drawn uniformly).
+    more than `max_episode_steps`). The writer keeps the episode under way referenced, and
+    only it: its references are gathered as each sequence is written
+    (agents/core/episode_refs.py), the writer's own history reaching back a sequence and a
+    chunk, and once the episode is written the writer lets go of it (`chunk_length` is
+    needed). It costs no more data than the sequences: the items share the same chunks. So
+    that a table sized in sequences holds as many steps as with sequences (its oldest removed
+    first), an episode of L steps takes ceil(L / `period`) items there: itself with priority
+    1, and placeholders (its last step) with priority 0, which a proportional sampler never
+    draws (`reverb_tables.tables.episode_replay_table`: episodes drawn uniformly).
     """
 
     def __init__(self, client: reverb.Client, priorities: Mapping[str, PriorityFn],
@@ -73,14 +77,14 @@ class SequenceAdder:
             raise ValueError(f'need 1 <= period <= length, got period={period}, length={length}')
         if not priorities and not episode_tables:
             raise ValueError('a SequenceAdder needs at least one table')
-        if episode_tables and max_episode_steps < 1:
-            raise ValueError(f'episode tables need max_episode_steps >= 1, got '
-                             f'{max_episode_steps}')
+        if episode_tables and (max_episode_steps < 1 or not chunk_length):
+            raise ValueError(f'episode tables need max_episode_steps >= 1 and a chunk_length, '
+                             f'got {max_episode_steps} and {chunk_length}')
         self._span = length + stack - 1     # the steps an item's observations reach back
-        self._keep_alive = max(self._span, max_episode_steps + stack - 1) + (chunk_length or 0)
         self._max_episode_steps = max_episode_steps
         self._chunk_length = chunk_length
-        self._writer = client.trajectory_writer(num_keep_alive_refs=self._keep_alive)
+        self._writer = client.trajectory_writer(
+            num_keep_alive_refs=self._span + (chunk_length or 0))
         self._priorities = dict(priorities)
         self._columns = dict(columns or {})
         self._length = length
@@ -95,6 +99,7 @@ class SequenceAdder:
         self._flushed_at = 0
         self._episode_tables = tuple(episode_tables)
         self._episode_start = 0
+        self._episode = episode_refs.EpisodeRefs(older=stack - 1)
 
     def add(self, step: Mapping[str, Any]) -> None:
         if self._episode_tables:
@@ -103,19 +108,21 @@ class SequenceAdder:
             if step['first'] and self._num_steps:
                 self._write_episode()
                 self._episode_start = self._num_steps
+                self._episode.start(self._writer.history)
         if self._stack > 1:
             if not self._num_steps:
                 self._write_older_frames(step['observation'])
             step = self._newest_frame(step)
         self._writer.append(self._packing.pack(step) if self._packing else step)
         if self._chunk_length and not self._num_steps:
-            for path, _ in tree.flatten_with_path(self._writer.history):
-                self._writer.configure(path, num_keep_alive_refs=self._keep_alive,
-                                       max_chunk_length=self._chunk_length)
+            self._keep_alive(self._episode_keep_alive(), core_state=True)
         self._steps.append(step)
         self._num_steps += 1
         if (self._num_steps >= self._length
                 and (self._num_steps - self._length) % self._period == 0):
+            if self._episode_tables and (self._num_steps - self._episode_start
+                                         <= self._max_episode_steps):
+                self._episode.gather(self._writer.history)   # one too long is not written
             history = dict(self._writer.history)
             state = history.pop(steps.CORE_STATE, None)
             trajectory = tree.map_structure(lambda column: column[-self._length:], history)
@@ -135,6 +142,24 @@ class SequenceAdder:
                 self._writer.flush(block_until_num_items=self._max_in_flight)
                 self._flushed_at = self._num_steps
 
+    def _keep_alive(self, others: int, core_state: bool = False) -> None:
+        """How many of its newest steps the writer keeps referenced (in chunks of
+        `chunk_length` steps, which must be closed): `others` in every column but the core
+        state; with `core_state`, in the core state's too, what the sequences span."""
+        for path, _ in tree.flatten_with_path(self._writer.history):
+            if path[0] != steps.CORE_STATE:
+                self._writer.configure(path, num_keep_alive_refs=others,
+                                       max_chunk_length=self._chunk_length)
+            elif core_state:
+                self._writer.configure(path, num_keep_alive_refs=self._span + self._chunk_length,
+                                       max_chunk_length=self._chunk_length)
+
+    def _episode_keep_alive(self) -> int:
+        """What every column but the core state keeps referenced: with episode tables the
+        longest episode (its older frames and a chunk beyond), else the sequences' span."""
+        episode = self._max_episode_steps + self._stack - 1 if self._episode_tables else 0
+        return max(self._span, episode) + self._chunk_length
+
     def _write_episode(self) -> None:
         """The episode that ended at the last step, into every episode table."""
         length = self._num_steps - self._episode_start
@@ -143,16 +168,19 @@ class SequenceAdder:
                             '(max_episode_steps=%d): not stored', length,
                             self._max_episode_steps)
             return
-        history = {name: column for name, column in self._writer.history.items()
-                   if name != steps.CORE_STATE}
-        episode = tree.map_structure(lambda column: column[-length:], history)
-        if self._stack > 1:
-            episode['observation'] = history['observation'][-(length + self._stack - 1):]
-        placeholder = tree.map_structure(lambda column: column[-1:], history)
+        history = self._writer.history
+        episode = self._episode.trajectory(history)
+        placeholder = tree.map_structure(lambda column: column[-1:], {
+            name: column for name, column in history.items() if name != steps.CORE_STATE})
         for table in self._episode_tables:
             self._writer.create_item(table, priority=1.0, trajectory=episode)
             for _ in range(-(-length // self._period) - 1):
                 self._writer.create_item(table, priority=0.0, trajectory=placeholder)
+        # Its items sent, the chunks of its last step closed: the writer lets go of its steps
+        # (all but the sequences' span), then keeps the next episode's as they come.
+        self._writer.flush()
+        self._keep_alive(self._span + self._chunk_length)
+        self._keep_alive(self._episode_keep_alive())
 
     def _frames_of(self, observation) -> list:
         width = observation.shape[-1] // self._stack
