@@ -66,10 +66,16 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     learner whose weights were replaced by PBT's copy). Sequences already batched keep their
     old value, for the learner to tell them apart."""
     def drawn(sample):
-        """The drawn episode's sequences, each with DRAWN_AT: `restarts`'s value now."""
-        episode = episode_sequences(unpack(sample.data), length, period, stack)
-        drawn_at = tf.fill(tf.shape(episode['reward'])[:1], restarts.read_value())
-        return tf.data.Dataset.from_tensor_slices({**episode, DRAWN_AT: drawn_at})
+        """The drawn episode's sequences, gathered one at a time (a row holds the episode, not
+        all its sequences at once), each with DRAWN_AT: `restarts`'s value now."""
+        episode = unpack(sample.data)
+        drawn_at = restarts.read_value()
+
+        def sequence(k):
+            first = _sequences(episode, tf.cast(k, tf.int32)[None] * period, length, stack)
+            return {**tf.nest.map_structure(lambda x: x[0], first), DRAWN_AT: drawn_at}
+        return tf.data.Dataset.range(tf.cast(_sequence_count(episode, period), tf.int64)).map(
+            sequence)
 
     def current(sequence):
         return tf.equal(sequence[DRAWN_AT], restarts)
@@ -113,9 +119,18 @@ def episode_sequences(episode, length: int, period: int, stack: int = 1):
     [ceil(L / period), length, ...] (observation [..., length + stack - 1, ...]), as
     `episode_rows` describes them; none for an item of fewer than 2 steps (a placeholder, or an
     episode of one step, which is dropped)."""
+    return _sequences(episode, tf.range(_sequence_count(episode, period)) * period, length,
+                      stack)
+
+
+def _sequence_count(episode, period: int) -> tf.Tensor:
     size = tf.shape(episode['reward'])[0]
-    count = tf.where(size < 2, 0, (size + period - 1) // period)
-    starts = tf.range(count) * period
+    return tf.where(size < 2, 0, (size + period - 1) // period)
+
+
+def _sequences(episode, starts, length: int, stack: int):
+    """The sequences of `episode_sequences` that start at `starts` [N]: [N, length, ...]."""
+    size = tf.shape(episode['reward'])[0]
     index = starts[:, None] + tf.range(length)[None]
     inside = index < size
     sequences = {name: tf.gather(value, tf.minimum(index, size - 1))
