@@ -113,6 +113,36 @@ def test_the_replay_holds_each_whole_episode_and_a_slot_per_unroll(tmp_path):
                     np.testing.assert_array_equal(unrolls[name][k, t], expected[name])
 
 
+def test_an_episode_as_long_as_the_time_limit_is_stored_and_replayed_whole(tmp_path):
+    """Sec. 5.1: "We store the entire episodes". The paper config stores every episode up to
+    the evaluation cap (30 minutes); here Pong, whose random play outlasts its time limit of
+    1,200 frames: each episode of ~300 steps (20 times what the writer's own history holds, a
+    sequence and a chunk) is stored whole, and a replayed row walks it in order from its first
+    step to its last, each of its steps the actor's."""
+    assert builder_lib.LaserAtariBuilder(laser_config.atari()).max_episode_steps() == 27_001
+    builder = _builder(game='pong', max_episode_frames=1_200, replay_episode_frames=1_200)
+    server = reverb.Server(_in_order(builder))
+    address = f'localhost:{server.port}'
+    variables.VariablePusher(reverb.Client(address),
+                             builder.network().trainable_variables).push(step=1)
+    episodes = _episodes(_recorded_actor(builder, address, str(tmp_path), num_steps=650))
+    rows = datasets.episode_rows(
+        address, tables.REPLAY, 1, T + 1, T, tf.Variable(0, dtype=tf.int64), STACK,
+        unpack=builder.packing().unpack_tensors).map(
+            lambda data: steps.stacked_observations(data, STACK))
+    unrolls = iter(rows)
+    assert len(episodes) == 2 and min(len(e) for e in episodes) >= 290
+    assert all(episode[-1]['mask'] == 0 for episode in episodes)    # cut by the time limit
+    for episode in episodes:
+        for k in range(-(-len(episode) // T)):
+            unroll = next(unrolls)
+            assert bool(unroll['first'][0, 0]) == (k == 0)
+            for t in range(min(T, len(episode) - k * T)):
+                for name in ('observation', 'action', 'reward', 'mask', 'first'):
+                    np.testing.assert_array_equal(unroll[name][0, t], episode[k * T + t][name])
+    server.stop()
+
+
 def _carried_states(builder, address, learner_id, seed):
     """A learner of `builder` with its own parameters (`seed`) and no learning (rate 0): its
     batches and, before each update, the core state it carries for each replayed row."""

@@ -52,10 +52,12 @@ def atari() -> ml_collections.ConfigDict:
     c.replay_proportion = 0.96       # sec. 5.1: "96% replay data per batch": 123 of 128
     c.replay_capacity_observations = 10_000_000  # not stated for Atari; DMLab-30's value (sec.
                                      # 5.3-5.4, figs. 2-3: "10 million observations")
-    c.replay_episode_frames = 18_000  # not stated: the longest episode the replay stores whole
-                                     # (5 minutes at 60 Hz); each actor environment's writer
-                                     # keeps that many steps referenced, at a cost in memory and
-                                     # time per step growing with it (docs/fidelity.md)
+    c.replay_episode_frames = c.max_episode_frames  # the longest episode the replay stores
+                                     # whole: the time limit (app. C's 30 minutes, the
+                                     # evaluation cap), so every episode (sec. 5.1: "We store the
+                                     # entire episodes"); an actor environment's writer holds the
+                                     # episode under way (docs/fidelity.md). A run saved with the
+                                     # former 18,000 resumes with it unless given 108000
     c.replay_shared = True           # sec. 5.4-5.5: one replay shared by the sweep's agents
     c.trust_region = True            # sec. 4: trust-region V-trace; False: fig. 3's naive
                                      # sharing, the failing baseline
@@ -109,6 +111,9 @@ def dmlab30() -> ml_collections.ConfigDict:
                                      # online; 32 is the no-replay baseline's
     c.replay_proportion = 0.875      # sec. 5.3, figs. 2-3: 87.5% replay (7 of 8)
     c.replay_capacity_observations = 10_000_000  # sec. 5.3, fig. 2 (right): 10M is best
+    c.replay_episode_frames = 18_000  # DMLab-30's longest episode: 300 s at 60 frames/s, the
+                                     # longest in the level scripts read (psychlab factories';
+                                     # the others set 60-240 s)
     c.discount = impala.discount     # not stated for DMLab; IMPALA table D.3 (0.99)
     c.rmsprop_epsilon = 0.1          # sec. 5.1: "fixed RMSProp epsilon = 0.1"
     c.entropy_cost = impala.entropy_cost    # not stated for one agent: the sweeps draw them
