@@ -81,7 +81,8 @@ class ApexDQNAtariBuilder(_ApexBuilder):
         super().__init__(config, atari.AtariGames(config))
 
     def network(self) -> snt.Module:
-        network = dqn.DuelingQNetwork(self.environments.num_actions)
+        network = dqn.DuelingQNetwork(self.environments.num_actions,
+                                      precision=self.config.precision)
         network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
         return network
 
@@ -122,7 +123,8 @@ class ApexDPGControlBuilder(_ApexBuilder):
 
     def network(self) -> snt.Module:
         observation_spec, action_spec = self.environments.environment_specs
-        network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum)
+        network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum,
+                                  self.config.precision)
         observation = tf.zeros((1, *observation_spec.shape))
         network.critic(observation, network.policy(observation))
         return network

@@ -64,6 +64,9 @@ NON_NEGATIVE = Range(0)
 COUNT = Range(1)
 FINITE = Range()
 
+# The networks' `precision` (agents/networks/layers.py), named here without TensorFlow.
+PRECISIONS = ('float32', 'bfloat16')
+
 # field name, or a name pattern (fnmatch) for every field it matches -> (range, what the range
 # means). A name is looked up before the patterns, and the patterns in order.
 FIELD_RULES: dict[str, tuple[Range, str]] = {
@@ -197,12 +200,13 @@ def one_of(config, field, choices) -> None:
 
 
 def runtime(config: ml_collections.ConfigDict) -> None:
-    """What every experiment's runtime section shares (learners, actors, XLA), and every
-    field's declared range and relations (`declared`)."""
+    """What every experiment's runtime section shares (learners, actors, XLA, precision), and
+    every field's declared range and relations (`declared`)."""
     declared(config)
     if jit_setting(config.jit_compile) is None:
         raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
                           f"got {config.jit_compile!r}")
+    one_of(config, 'precision', PRECISIONS)
 
 
 def jit_setting(value):

@@ -14,6 +14,9 @@ FIELDS: dict[str, tuple[Any, str]] = {
     'num_actors': (2, 'actor processes per learner'),
     'envs_per_actor': (8, 'environments stepped per batched policy call'),
     'jit_compile': ('auto', "XLA for the learner update: 'auto' = on iff a GPU"),
+    'precision': ('float32', "what the learner's and actors' networks compute in: 'float32' "
+                             "(the papers') or 'bfloat16' (variables, losses and RL operators "
+                             "stay float32: agents/networks/layers.py)"),
     'max_nonfinite_updates': (10, 'consecutive skipped (non-finite) updates: stop'),
     'checkpoint_interval_s': (600.0, 'seconds between learner checkpoints'),
     'log_interval_s': (10.0, 'seconds between progress lines and log rows'),

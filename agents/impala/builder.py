@@ -30,18 +30,19 @@ class UnrollBuilder(builders.Builder):
 
     def network(self) -> snt.Module:
         """Figure 3's net: feed-forward (IMPALA's Atari experts) or with the LSTM core fed the
-        last action and clipped reward (`core='lstm'`)."""
+        last action and clipped reward (`core='lstm'`), computing in `precision`."""
         c = self.config
         if c.core == 'lstm':
             network = impala_networks.ImpalaRecurrentNet(
                 self.environments.num_actions, torso=c.torso, use_instruction=False,
-                channel_multiplier=c.channel_multiplier)
+                channel_multiplier=c.channel_multiplier, precision=c.precision)
             network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
                            tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
                            tf.ones((1, 1), tf.bool), network.initial_state(1))
             return network
         network = impala_networks.ImpalaFeedForwardNet(self.environments.num_actions, torso=c.torso,
-                                                       channel_multiplier=c.channel_multiplier)
+                                                       channel_multiplier=c.channel_multiplier,
+                                                       precision=c.precision)
         network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
         return network
 
@@ -178,7 +179,8 @@ class DmLab30Unrolls:
         c = self.config
         network = impala_networks.ImpalaRecurrentNet(
             self.environments.num_actions, torso=c.torso,
-            channel_multiplier=c.channel_multiplier, vocabulary_size=c.instruction_vocabulary)
+            channel_multiplier=c.channel_multiplier, vocabulary_size=c.instruction_vocabulary,
+            precision=c.precision)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
                                             self.step_spec()['observation'])
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,

@@ -1,28 +1,34 @@
 """IMPALA networks (Figure 3): shallow and deep-residual torsos, LSTM core, policy/value heads.
 
 `ImpalaRecurrentNet` is the DMLab agent of Figure 3; `ImpalaFeedForwardNet` is the Atari agent
-of sec. 5.3.2 and app. G (the same torsos, 4 stacked frames, no LSTM).
+of sec. 5.3.2 and app. G (the same torsos, 4 stacked frames, no LSTM). Their torsos compute in
+the nets' `precision`; the LSTMs and output layers in float32 (agents/networks/layers.py).
 """
 import collections
 
 import sonnet as snt
 import tensorflow as tf
 
+from agents.networks import layers
+
 PolicyValue = collections.namedtuple('PolicyValue', ['logits', 'value'])
 
 
-def frames_to_float(observation):
-    """uint8 frames -> float32 in [0, 1]."""
-    return tf.cast(observation, tf.float32) / 255.0
+def frames_to_float(observation, dtype: tf.DType = tf.float32):
+    """uint8 frames -> [0, 1] in `dtype`, where a network starts computing in it. Divided in
+    float32: a bfloat16 division on the CPU cost the deep torso's forward pass 15%."""
+    return tf.cast(tf.cast(observation, tf.float32) / 255.0, dtype)
 
 
 class Torso(snt.Module):
-    """What figure 3's two torsos share: their convolutions end in a Linear 256."""
+    """What figure 3's two torsos share: their convolutions end in a Linear 256. They compute
+    in `dtype` (layers.compute_dtype), from the frames on."""
 
-    def __init__(self, name):
+    def __init__(self, name, dtype: tf.DType):
         super().__init__(name=name)
+        self._dtype = dtype
         self._to_vector = snt.Flatten()  # `_flatten` would hide tf.Module's own
-        self._linear = snt.Linear(256)
+        self._linear = layers.Linear(256)
 
     @property
     def linear(self):
@@ -37,10 +43,10 @@ class Torso(snt.Module):
 class ShallowTorso(Torso):
     """Figure 3 (left), as in A3C: Conv 16 8x8/4, Conv 32 4x4/2 (VALID), Linear 256; ReLUs."""
 
-    def __init__(self, name='shallow_torso'):
-        super().__init__(name=name)
-        self._convs = [snt.Conv2D(16, 8, stride=4, padding='VALID'),
-                       snt.Conv2D(32, 4, stride=2, padding='VALID')]
+    def __init__(self, dtype: tf.DType = tf.float32, name='shallow_torso'):
+        super().__init__(name, dtype)
+        self._convs = [layers.Conv2D(16, 8, stride=4, padding='VALID'),
+                       layers.Conv2D(32, 4, stride=2, padding='VALID')]
 
     @property
     def convs(self):
@@ -48,7 +54,7 @@ class ShallowTorso(Torso):
         return tuple(self._convs)
 
     def __call__(self, observation):
-        x = frames_to_float(observation)
+        x = frames_to_float(observation, self._dtype)
         for conv in self._convs:
             x = tf.nn.relu(conv(x))
         return self._head(x)
@@ -61,12 +67,13 @@ class DeepTorso(Torso):
     15 conv layers in all.
     """
 
-    def __init__(self, channels=(16, 32, 32), name='deep_torso'):
-        super().__init__(name=name)
+    def __init__(self, channels=(16, 32, 32), dtype: tf.DType = tf.float32, name='deep_torso'):
+        super().__init__(name, dtype)
         self._sections = []
         for i, depth in enumerate(channels):
-            conv = snt.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_conv')
-            blocks = [[snt.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_res_{j}_conv_{k}')
+            conv = layers.Conv2D(depth, 3, padding='SAME', name=f'section_{i}_conv')
+            blocks = [[layers.Conv2D(depth, 3, padding='SAME',
+                                     name=f'section_{i}_res_{j}_conv_{k}')
                        for k in range(2)] for j in range(2)]
             self._sections.append((conv, blocks))
 
@@ -76,7 +83,7 @@ class DeepTorso(Torso):
         return tuple(self._sections)
 
     def __call__(self, observation):
-        x = frames_to_float(observation)
+        x = frames_to_float(observation, self._dtype)
         for conv, blocks in self._sections:
             x = conv(x)
             x = tf.nn.max_pool2d(x, ksize=3, strides=2, padding='SAME')
@@ -88,13 +95,14 @@ class DeepTorso(Torso):
         return self._head(tf.nn.relu(x))
 
 
-def make_torso(torso, channel_multiplier=1):
-    """'shallow' or 'deep' -> the Figure 3 torso module. `channel_multiplier` widens the deep
-    torso's convolutions (LASER sec. 5.1: "increased the number of channels 4x")."""
+def make_torso(torso, channel_multiplier=1, dtype: tf.DType = tf.float32):
+    """'shallow' or 'deep' -> the Figure 3 torso module, computing in `dtype`.
+    `channel_multiplier` widens the deep torso's convolutions (LASER sec. 5.1: "increased the
+    number of channels 4x")."""
     if torso == 'shallow' and channel_multiplier == 1:
-        return ShallowTorso()
+        return ShallowTorso(dtype)
     if torso == 'deep':
-        return DeepTorso(channels=tuple(channel_multiplier * c for c in (16, 32, 32)))
+        return DeepTorso(tuple(channel_multiplier * c for c in (16, 32, 32)), dtype)
     raise ValueError(f"torso must be 'shallow' or 'deep' (channel_multiplier only for 'deep'), "
                      f"got {torso!r} with channel_multiplier={channel_multiplier}.")
 
@@ -102,12 +110,12 @@ def make_torso(torso, channel_multiplier=1):
 class ImpalaFeedForwardNet(snt.Module):
     """Atari network (sec. 5.3.2, app. G): torso on 4 stacked frames, then policy and value."""
 
-    def __init__(self, num_actions, torso='shallow', channel_multiplier=1,
+    def __init__(self, num_actions, torso='shallow', channel_multiplier=1, precision='float32',
                  name='impala_feed_forward_net'):
         super().__init__(name=name)
-        self._torso = make_torso(torso, channel_multiplier)
-        self._policy = snt.Linear(num_actions, name='policy_logits')
-        self._baseline = snt.Linear(1, name='baseline')
+        self._torso = make_torso(torso, channel_multiplier, layers.compute_dtype(precision))
+        self._policy = layers.Linear(num_actions, output=True, name='policy_logits')
+        self._baseline = layers.Linear(1, output=True, name='baseline')
 
     def __call__(self, observation):
         """observation [N, 84, 84, 4] uint8 -> PolicyValue(logits [N, A], value [N])."""
@@ -146,15 +154,17 @@ class ImpalaRecurrentNet(snt.Module):
     """
 
     def __init__(self, num_actions, torso='shallow', use_instruction=True, channel_multiplier=1,
-                 vocabulary_size=1000, name='impala_recurrent_net'):
+                 vocabulary_size=1000, precision='float32', name='impala_recurrent_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
-        self._torso = snt.BatchApply(make_torso(torso, channel_multiplier))
+        self._torso = snt.BatchApply(make_torso(torso, channel_multiplier,
+                                                layers.compute_dtype(precision)))
         self._instruction = (snt.BatchApply(InstructionEncoder(vocab_size=vocabulary_size))
                              if use_instruction else None)
         self._core = snt.LSTM(256)
-        self._policy = snt.BatchApply(snt.Linear(num_actions, name='policy_logits'))
-        self._baseline = snt.BatchApply(snt.Linear(1, name='baseline'))
+        self._policy = snt.BatchApply(layers.Linear(num_actions, output=True,
+                                                    name='policy_logits'))
+        self._baseline = snt.BatchApply(layers.Linear(1, output=True, name='baseline'))
 
     def initial_state(self, batch_size):
         return self._core.initial_state(batch_size)
@@ -185,7 +195,7 @@ class ImpalaRecurrentNet(snt.Module):
                   tf.one_hot(last_action, self._num_actions)]
         if self._instruction is not None:
             inputs.append(self._instruction(instruction))
-        core_input = tf.concat(inputs, axis=-1)
+        core_input = tf.concat([tf.cast(x, tf.float32) for x in inputs], axis=-1)  # layers.py
         initial_state = self._core.initial_state(tf.shape(first)[1])
 
         def reset_then_step(inputs_t, state_t):

@@ -22,6 +22,8 @@ Reading decisions:
   shared linear layer which is connected to a shared convolutional neural network"), so the
   policy LSTM reads tf.stop_gradient of the shared features: neither the convolutions nor the
   shared linear layer get gradients from the policy.
+- Precision: the torso computes in the network's `precision`; the LSTMs and the heads' output
+  layers in float32 (agents/networks/layers.py).
 - Uniform mixing: "The value of eps = 0.01 is the minimum probability of choosing a random
   action and it is hard-coded into the policy network" (app. 6.4); Table 3's last policy row is
   x (1 - eps) + eps / #actions.
@@ -32,6 +34,7 @@ import sonnet as snt
 import tensorflow as tf
 
 from agents.networks import impala
+from agents.networks import layers
 
 ReactorState = collections.namedtuple('ReactorState', ['policy', 'q'])
 ReactorOutput = collections.namedtuple('ReactorOutput', ['policy', 'q_logits', 'q_distribution'])
@@ -74,16 +77,16 @@ def make_torso():
     VALID padding gives the table's sizes: 84 -> 20 (8x8/4) -> 9 (4x4/2) -> 7 (3x3/1).
     """
     return Stack([
-        snt.Conv2D(16, 8, stride=4, padding='VALID', name='conv_1'), concat_relu,
-        snt.Conv2D(32, 4, stride=2, padding='VALID', name='conv_2'), concat_relu,
-        snt.Conv2D(32, 3, stride=1, padding='VALID', name='conv_3'), concat_relu,
-        snt.Flatten(), snt.Linear(128, name='linear'), concat_relu], name='torso')
+        layers.Conv2D(16, 8, stride=4, padding='VALID', name='conv_1'), concat_relu,
+        layers.Conv2D(32, 4, stride=2, padding='VALID', name='conv_2'), concat_relu,
+        layers.Conv2D(32, 3, stride=1, padding='VALID', name='conv_3'), concat_relu,
+        snt.Flatten(), layers.Linear(128, name='linear'), concat_relu], name='torso')
 
 
 def make_head(output_size, name):
-    """Table 3's heads: Linear 32, ConcatReLU (64), Linear `output_size`."""
-    return Stack([snt.Linear(32, name='linear_1'), concat_relu,
-                  snt.Linear(output_size, name='linear_2')], name=name)
+    """Table 3's heads: Linear 32, ConcatReLU (64), Linear `output_size` (float32 out)."""
+    return Stack([layers.Linear(32, name='linear_1'), concat_relu,
+                  layers.Linear(output_size, output=True, name='linear_2')], name=name)
 
 
 class ReactorNet(snt.Module):
@@ -93,15 +96,17 @@ class ReactorNet(snt.Module):
     states reset to the initial state where `first`.
     """
 
-    def __init__(self, num_actions, num_atoms=51, policy_epsilon=0.01, name='reactor_net'):
+    def __init__(self, num_actions, num_atoms=51, policy_epsilon=0.01, precision='float32',
+                 name='reactor_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
         self._num_atoms = num_atoms
+        self._dtype = layers.compute_dtype(precision)
         self.torso = make_torso()
         self.policy_lstm = snt.LSTM(128, name='policy_lstm')
         self.policy_head = Stack([
-            snt.Linear(32, name='linear_1'), concat_relu,
-            snt.Linear(num_actions, name='linear_2'), tf.nn.softmax,
+            layers.Linear(32, name='linear_1'), concat_relu,
+            layers.Linear(num_actions, output=True, name='linear_2'), tf.nn.softmax,
             MixWithUniform(policy_epsilon)], name='policy_head')
         self.q_lstm = snt.LSTM(128, name='q_lstm')
         self.value_head = make_head(num_atoms, 'value_logit_head')
@@ -134,9 +139,9 @@ class ReactorNet(snt.Module):
           [T, B, A, num_atoms]), the ReactorState after step T - 1).
         """
         t, b = observation.shape[0], observation.shape[1]
-        frames = tf.reshape(impala.frames_to_float(observation),
+        frames = tf.reshape(impala.frames_to_float(observation, self._dtype),
                             [t * b, *observation.shape[2:]])
-        features = tf.reshape(self.torso(frames), [t, b, -1])                       # [T, B, 256]
+        features = tf.reshape(tf.cast(self.torso(frames), tf.float32), [t, b, -1])  # [T, B, 256]
         initial_state = self.initial_state(tf.shape(first)[1])
 
         def reset_then_step(inputs_t, state_t):

@@ -70,7 +70,7 @@ class ReactorAtariBuilder(builders.Builder):
 
     def network(self) -> snt.Module:
         network = reactor_network.ReactorNet(self.environments.num_actions, self.config.num_atoms,
-                                             self.config.policy_epsilon)
+                                             self.config.policy_epsilon, self.config.precision)
         network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
                        tf.ones((1, 1), tf.bool), network.initial_state(1))
         return network
