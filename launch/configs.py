@@ -174,6 +174,19 @@ def _check_resume(experiment, config: ml_collections.ConfigDict, run_dir: str,
                 f'trained with {field}={saved[field]!r}; use another --run_dir for a new run')
 
 
+def precision_note(spec: RunSpec) -> str | None:
+    """The line of a run resumed in another `precision` than its saved config's (it may: the
+    checkpoints are float32 and read back in either, agents/networks/layers.py); None
+    otherwise. Runs saved before the field existed trained in float32."""
+    if spec.saved is None:
+        return None
+    before = spec.saved.get('precision', 'float32')
+    if before == spec.config.precision:
+        return None
+    return (f'resuming in precision {spec.config.precision}: {spec.run_dir} trained in '
+            f'{before} until now (its float32 checkpoints read back in either)')
+
+
 def _get(config, path: str):
     for part in filter(None, path.split('.')):
         config = config[part]

@@ -13,6 +13,7 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
     whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
   * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
     the run's action set), and the budget reaches the first update;
+  * bfloat16 only on a machine with bfloat16 units (`precision`, launch/processor.py);
   * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
 """
@@ -25,6 +26,7 @@ from absl import flags
 from agents.core import config_checks
 from agents.core import sweeps
 from agents.core.config_checks import ConfigError
+from launch import processor
 
 # Fields with no declared rule whose 0 (never a negative) means something.
 MAY_BE_ZERO = (
@@ -171,6 +173,19 @@ def eval_protocol(spec, config) -> None:
                           f'got {config.eval_episodes}')
 
 
+def precision(config, units: Sequence[str] | None = None) -> None:
+    """`--config.precision=bfloat16` only where the machine has bfloat16 units (`units`: its
+    own, launch/processor.py, unless given)."""
+    if config.precision != 'bfloat16':
+        return
+    if not (processor.bfloat16_units() if units is None else units):
+        raise ConfigError(
+            f'--config.precision=bfloat16: this machine has no bfloat16 units (no '
+            f'{" or ".join(processor.CPU_FLAGS)} among the flags of /proc/cpuinfo, no GPU of '
+            f'compute capability {processor.GPU_CAPABILITY:g}+), where bfloat16 is emulated, '
+            f'slower than float32: use --config.precision=float32')
+
+
 def config_values(spec, config, paper) -> None:
     """The rules every experiment's config obeys, on the run's config and on every member of
     its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`;
@@ -180,6 +195,7 @@ def config_values(spec, config, paper) -> None:
                           f'population-based training (the IMPALA experiments have); leave '
                           f'it at 0')
     eval_protocol(spec, config)
+    precision(config)
     members = spec.sweeps.members(config)
     for learner_id in range(len(members)):
         member = spec.sweeps.member_config(config, learner_id)

@@ -355,6 +355,10 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
     if not 0 <= actor_id < config.num_actors:
         raise configs.ConfigError(f'--actor_id={actor_id} is out of range: this run has '
                                   f'--config.num_actors={config.num_actors} per learner')
+    note = configs.precision_note(spec)
+    if note and role in ('local', 'learner'):
+        # Before any role starts: the launcher's console, where its learners print too.
+        print(f'[{"launcher" if role == "local" else "learner"}] {note}', flush=True)
     if role == 'local':
         placer = launcher() if launcher else LocalLauncher(module, run_dir)  # checks first
         with learner_lib.lock_directory(run_dir, 'run',

@@ -14,6 +14,7 @@ import pytest
 
 from agents.core import config_checks
 from agents.core.config_checks import ConfigError
+from launch import processor
 from launch_processes import ENV
 from launch_processes import ROOT
 
@@ -245,6 +246,8 @@ CASES = [
      'evaluated; use --config.action_set=minimal'),
     ('launch.impala_atari', ['--config.jit_compile=maybe'],
      "error: --config.jit_compile must be true, false or 'auto', got 'maybe'"),
+    ('launch.apex_dqn_atari', ['--config.precision=fp16'],
+     "error: --config.precision must be one of 'float32', 'bfloat16', got 'fp16'"),
     # Evaluation and comparison.
     ('launch.evaluate', ['--run_dir=TMP/corrupt_run'],
      'error: TMP/corrupt_run/config.json is not a run config (Expecting value'),
@@ -315,6 +318,9 @@ if importlib.util.find_spec('deepmind_lab') is None:     # unless a real one is 
     CASES.append(('launch.impala_correction_study', ['--level=seekavoid_arena_01'],
                   'error: DeepMind Lab is not installed (the Python module deepmind_lab has no '
                   'wheel); build it from https://github.com/deepmind/lab'))
+if not processor.bfloat16_units():     # a machine that has them: tests/test_precision.py
+    CASES.append(('launch.reactor_atari', ['--config.precision=bfloat16'],
+                  'error: --config.precision=bfloat16: this machine has no bfloat16 units'))
 
 
 def _command(program, args, tmp):
@@ -395,6 +401,7 @@ _IMPORTS_TENSORFLOW = ('import runpy, sys\n'
 
 @pytest.mark.parametrize('program, args', [
     ('launch.impala_atari', ['--config.discount=1.5']),
+    ('launch.apex_dpg_control', ['--config.precision=fp16']),
     ('launch.evaluate', ['--run_dir=TMP/impala_run', '--protocol=apex_atari_noop']),
     ('launch.evaluate', ['--run_dir=TMP/impala_run', '--checkpoint=TMP/impala_run/ckpt-9']),
     ('paper_tables.compare', ['TMP/impala_run', '--paper', 'apex']),

@@ -28,8 +28,8 @@ def _inputs(seed, t=T, b=B):
         bootstrap_value=rng.normal(0.0, 1.0, (b,)).astype(np.float32))
 
 
-def _reference(log_rhos, discounts, rewards, values, bootstrap_value, clip_rho_threshold,
-               clip_c_threshold, clip_pg_rho_threshold, lambda_):
+def reference(log_rhos, discounts, rewards, values, bootstrap_value, clip_rho_threshold,
+              clip_c_threshold, clip_pg_rho_threshold, lambda_):
     """Eq. 1 as written: an O(T^2) sum, with prod of per-step discounts in place of gamma^(t-s)."""
     log_rhos, discounts, rewards, values, bootstrap_value = (
         np.asarray(x, np.float64)
@@ -68,7 +68,7 @@ def test_matches_brute_force_sum(mode, clips):
     clip_kwargs = dict(zip(
         ['clip_rho_threshold', 'clip_c_threshold', 'clip_pg_rho_threshold', 'lambda_'], clips))
     out = _modes()[mode](inputs, clip_kwargs)
-    vs, pg_advantages = _reference(**inputs, **clip_kwargs)
+    vs, pg_advantages = reference(**inputs, **clip_kwargs)
     np.testing.assert_allclose(out.vs.numpy(), vs, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out.pg_advantages.numpy(), pg_advantages, rtol=1e-5, atol=1e-5)
 
