@@ -57,7 +57,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 import numpy as np
@@ -240,38 +239,13 @@ def part_filled_learner(config):
     """(c) of a learner-bound agent: its update on one real batch of its own dataset, drawn
     from a loopback server that its actor filled (the actor then waits on the full queue or
     pace table, and the batch is reused), timed alone on all cores."""
-    import reverb  # pylint: disable=import-outside-toplevel
-    from agents.core import builders, variables  # pylint: disable=import-outside-toplevel
+    from benchmarks import filled_batch  # pylint: disable=import-outside-toplevel
     b = _experiment().builder(config)
-    server = reverb.Server(builders.replay_tables(b, 1))
-    address = f'localhost:{server.port}'
     state = b.learning_state()
-    variables.VariablePusher(reverb.Client(address), state.network.trainable_variables).push(0)
-    run_dir = tempfile.mkdtemp(prefix='filled_learner_')
-    actor = builders.make_actor(b, address, run_dir, actor_id=0)
-    thread = threading.Thread(target=actor.run, daemon=True)
-    thread.start()
-    batch = next(b.dataset(address, 0))
-    _wait_until_blocked(thread)
+    batch, _ = filled_batch.draw(b, state.network)
     updates = _timed(lambda: state.update(batch)['loss'].numpy(), _SECONDS.value)
     frames = updates * frames_per_update(config)
-    shutil.rmtree(run_dir, ignore_errors=True)
     return {'updates_per_second': updates, 'fps': frames, 'fps_per_core': frames / os.cpu_count()}
-
-
-def _wait_until_blocked(thread, timeout_s=120.0):
-    """Returns once `thread` has used under 10 ms of CPU in a second (it waits on a full
-    queue or the pace table), so that it takes nothing from what is timed next."""
-    from agents.core import cpu_account  # pylint: disable=import-outside-toplevel
-    task = f'self/task/{thread.native_id}'
-    deadline = time.monotonic() + timeout_s
-    used = cpu_account.kernel_cpu(task)
-    while time.monotonic() < deadline:
-        time.sleep(1.0)
-        used, before = cpu_account.kernel_cpu(task), used
-        if used - before < 0.01:
-            return
-    raise RuntimeError(f'the actor filling the replay still ran after {timeout_s:.0f} s')
 
 
 def _launch_argv(run_dir, frames, config_overrides):
