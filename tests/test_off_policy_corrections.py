@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from launch_processes import ENV
 from launch_processes import ROOT
-from test_vtrace import _reference as vtrace_reference
+from test_vtrace import reference as vtrace_reference
 
 from agents.impala import learning
 from agents.core.config_checks import ConfigError
