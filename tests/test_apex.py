@@ -179,7 +179,9 @@ def _dpg_actor_update(**overrides):
 
 
 def _same(applied, gradients):
-    return all(np.allclose(a, g, rtol=1e-4, atol=1e-7) for a, g in zip(applied, gradients))
+    """Equal up to float32 rounding: an element near 0 is held to its tensor's scale, not to 0."""
+    return all(np.allclose(a, g, rtol=1e-4, atol=1e-5 * np.abs(g).max())
+               for a, g in zip(applied, gradients))
 
 
 def test_dpg_actor_follows_the_clipped_dqda():
