@@ -1,0 +1,60 @@
+"""Every experiment's config, field by field: each preset of its paper config, then each
+named sweep's members (their values and the checks' resolution), and the fields a resumed
+run cannot change. `tests/experiment_configs.json`
+holds the dump as the configs stood before the typed-config work (issue 39): that work may
+change how a config is written, never what it holds.
+
+    python -m tests.experiment_configs   # rewrites tests/experiment_configs.json
+"""
+import contextlib
+import json
+import os
+import sys
+
+from launch import experiments
+
+GOLDEN = os.path.join(os.path.dirname(__file__), 'experiment_configs.json')
+FAKES = os.path.join(os.path.dirname(__file__), 'fakes')
+
+
+@contextlib.contextmanager
+def _fake_deepmind_lab():
+    """The DMLab checks import `deepmind_lab`: tests/fakes' for the dump, then forgotten, so
+    that tests which expect it missing still find it so."""
+    sys.path.insert(0, FAKES)
+    try:
+        yield
+    finally:
+        sys.path.remove(FAKES)
+        sys.modules.pop('deepmind_lab', None)
+
+
+def dump() -> dict:
+    """{experiment: {preset: fields, 'sweep <name> (<preset>)': [member fields, ...],
+    'fixed on resume': [field, ...]}}."""
+    with _fake_deepmind_lab():
+        return _dump()
+
+
+def _dump() -> dict:
+    result = {}
+    for name in experiments.NAMES:
+        experiment = experiments.get(name)
+        entries = {'fixed on resume': sorted(experiment.fixed_on_resume)}
+        for preset, apply in experiment.presets.items():
+            config = apply(experiment.paper_config())
+            experiment.check(config)
+            entries[preset] = config.to_dict()
+            for sweep in experiment.sweeps.named:
+                config.sweep = sweep
+                entries[f'sweep {sweep} ({preset})'] = [
+                    experiment.sweeps.member_config(config, i).to_dict()
+                    for i in range(len(experiment.sweeps.members(config)))]
+        result[name] = entries
+    return json.loads(json.dumps(result, sort_keys=True))   # tuples as lists, as saved
+
+
+if __name__ == '__main__':
+    with open(GOLDEN, 'w') as f:
+        json.dump(dump(), f, indent=1, sort_keys=True)
+        f.write('\n')
