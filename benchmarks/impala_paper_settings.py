@@ -122,7 +122,8 @@ def layer_figures(config, unrolls, ms_init, report_at, seed=0):
         data = datasets.time_major(batch)
         with tf.GradientTape() as tape:
             logits, values = learning.network_outputs(network, data)
-            loss, metrics = learning.impala_loss(logits, values, data, config)
+            loss, metrics = learning.actor_critic_loss(logits, values, data,
+                                                        **learning.loss_scalars(config))
         grads = tape.gradient(loss, variables)
         norm = tf.linalg.global_norm(grads)
         clipped, _ = tf.clip_by_global_norm(grads, config.max_grad_norm, use_norm=norm)

@@ -25,13 +25,13 @@ def _steps(rng, n):
 
 
 def _loss(steps, discounts, mask, config):
-    """impala_loss on one sequence (batch of 1), time-major."""
+    """actor_critic_loss on one sequence (batch of 1), time-major."""
     col = lambda x: tf.constant(np.asarray(x)[:, None])  # noqa: E731
-    loss, metrics = learning.impala_loss(
+    loss, metrics = learning.actor_critic_loss(
         col(steps['logits']), col(steps['values']), _data(
             action=col(steps['actions']), behaviour_logits=col(steps['behaviour_logits']),
             reward=col(steps['rewards']), discount=col(np.asarray(discounts, np.float32)),
-            mask=col(np.asarray(mask, np.float32))), config)
+            mask=col(np.asarray(mask, np.float32))), **learning.loss_scalars(config))
     return float(loss), {k: float(v) for k, v in metrics.items()}
 
 
@@ -99,12 +99,12 @@ def test_loss_is_summed_over_batch_and_time():
     loss_a, _ = _loss(a, [1] * 5, [1] * 5, config)
     loss_b, _ = _loss(b, [1] * 5, [1] * 5, config)
     both = {k: np.stack([a[k], b[k]], axis=1) for k in a}
-    loss, _ = learning.impala_loss(
+    loss, _ = learning.actor_critic_loss(
         tf.constant(both['logits']), tf.constant(both['values']), _data(
             action=tf.constant(both['actions']),
             behaviour_logits=tf.constant(both['behaviour_logits']),
             reward=tf.constant(both['rewards']), discount=tf.ones([5, 2]),
-            mask=tf.ones([5, 2])), config)
+            mask=tf.ones([5, 2])), **learning.loss_scalars(config))
     np.testing.assert_allclose(float(loss), loss_a + loss_b, rtol=1e-5)
 
 

@@ -78,7 +78,7 @@ def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     # The LSTM's replayed rows start at their episodes' first steps, from the learner's state.
     logits, values = learning.LaserLearning(network, c, jit_compile=False,
                                             restarts=builder.row_restarts).outputs(data)
-    _, metrics = learning.laser_loss(logits, values, data, c)
+    _, metrics = learning.laser_loss(logits, values, data, **learning.loss_scalars(c))
     online_entropy = policy_gradient.entropy_loss(logits[:-1, :3], mask=data['mask'][:-1, :3])
     all_entropy = policy_gradient.entropy_loss(logits[:-1], mask=data['mask'][:-1])
     np.testing.assert_allclose(metrics['entropy_loss'], online_entropy, rtol=1e-6)
@@ -103,7 +103,8 @@ def _loss_gradients(config, behaviour_shift):
             'discount': tf.ones((t1, b)), 'mask': tf.ones((t1, b)),
             datasets.ORIGIN: tf.constant([0, 0, 1, 1], tf.int32)}
     with tf.GradientTape() as tape:
-        loss, metrics = learning.laser_loss(logits, values, data, config)
+        loss, metrics = learning.laser_loss(logits, values, data,
+                                             **learning.loss_scalars(config))
     return tape.gradient(loss, [logits, values]), metrics
 
 

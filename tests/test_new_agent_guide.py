@@ -48,7 +48,9 @@ def test_one_step_loss_matches_numpy_across_an_episode_end_and_a_time_limit():
         tape.watch(values_t)
         loss, metrics = learning.one_step_loss(
             tf.constant(logits), values_t,
-            dict(action=actions, reward=rewards, discount=discounts, mask=mask), config)
+            dict(action=actions, reward=rewards, discount=discounts, mask=mask),
+            discount=config.discount, reward_clip=config.reward_clip,
+            baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost)
     gradient = tape.gradient(loss, values_t).numpy()
 
     delta = mask[0] * (np.clip(rewards[0], -1, 1)

@@ -118,7 +118,7 @@ def _loss(u, config):
                                            'mask')}
     data['origin'] = tf.zeros([u['reward'].shape[1]], tf.int32)
     return learning.actor_critic_loss(tf.constant(u['logits']), tf.constant(u['values']), data,
-                                     config)
+                                      **learning.loss_scalars(config))
 
 
 @pytest.mark.parametrize('correction', off_policy.CORRECTIONS)

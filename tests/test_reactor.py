@@ -80,7 +80,8 @@ def test_masked_steps_are_bootstrapped_from_but_not_learnt_from():
         data = {k: tf.constant(v, tf.int32 if k == 'action' else tf.float32)
                 for k, v in data.items()}
         loss, priorities, _ = learning.reactor_loss(online, target, data,
-                                                    tf.constant(weights, tf.float32), c)
+                                                    tf.constant(weights, tf.float32),
+                                                    **learning.loss_scalars(c))
         return loss.numpy(), priorities.numpy()
 
     base = loss_and_priorities(data)

@@ -22,14 +22,14 @@ def _weights(info, beta):
 
 class _ApexLearning(learning.TargetNetworkLearning):
     """What both Ape-X learnings share: a target copy every `target_update_period` updates,
-    and the config their updates read."""
+    and the prioritized replay's importance-sampling exponent beta (sec. 4.1)."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
                  config: ml_collections.ConfigDict, jit_compile: bool, name: str):
         super().__init__(network, target_network,
                          target_update_period=config.target_update_period,
                          jit_compile=jit_compile, name=name)
-        self._config = config
+        self._beta = config.importance_sampling_exponent
 
 
 class ApexDQNLearning(_ApexLearning):
@@ -41,13 +41,13 @@ class ApexDQNLearning(_ApexLearning):
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=config.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
+        self._max_grad_norm = config.max_grad_norm
 
     def _update(self, sample):
         """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
-        c = self._config
         data = transitions.stacked_transitions(sample.data)
         q_target_tn = self.target_network(data['next_observation'])
-        weights = _weights(sample.info, c.importance_sampling_exponent)
+        weights = _weights(sample.info, self._beta)
         with tf.GradientTape() as tape:
             q_tm1 = self.network(data['observation'])
             q_tn = self.network(data['next_observation'])
@@ -58,7 +58,7 @@ class ApexDQNLearning(_ApexLearning):
             loss = tf.reduce_mean(weights * 0.5 * tf.square(td_errors))
         trainable = self.network.trainable_variables
         gradients = tape.gradient(loss, trainable)
-        clipped, grad_norm = tf.clip_by_global_norm(gradients, c.max_grad_norm)
+        clipped, grad_norm = tf.clip_by_global_norm(gradients, self._max_grad_norm)
         nonfinite = self.apply_if_finite(
             (loss, gradients), lambda: self.optimizer.apply(clipped, trainable))
         return {'loss': loss, 'grad_norm': grad_norm, 'mean_q': tf.reduce_mean(q_a),
@@ -76,19 +76,20 @@ class ApexDPGLearning(_ApexLearning):
         super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
         self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
+        self._actor_gradient_clip = config.actor_gradient_clip
+        self._critic_max_grad_norm = config.critic_max_grad_norm
 
     def _update(self, sample):
         """Both networks' gradients from the networks as they are before this step (D4PG's
         order): the critic's loss (sec. 3.2) and the actor's, appendix D's element-wise clip
         of dq/da at a = pi(S_t) (`value_learning.dpg_loss`); then both are applied."""
-        c = self._config
         data = transitions.stacked_transitions(sample.data)
         observation, next_observation = data['observation'], data['next_observation']
         target = self.target_network
         q_target_tn = target.critic(next_observation, target.policy(next_observation))
         targets = value_learning.dpg_critic_targets(q_target_tn, data['reward'],
                                                     data['discount'])
-        weights = _weights(sample.info, c.importance_sampling_exponent)
+        weights = _weights(sample.info, self._beta)
         critic, policy = self.network.critic, self.network.policy
         with tf.GradientTape() as tape:
             q = critic(observation, data['action'])
@@ -101,10 +102,11 @@ class ApexDPGLearning(_ApexLearning):
             with tape.stop_recording():
                 dqda = _action_gradient(critic, observation, actions)
             policy_loss = tf.reduce_mean(
-                value_learning.dpg_loss(actions, dqda, c.actor_gradient_clip))
+                value_learning.dpg_loss(actions, dqda, self._actor_gradient_clip))
         policy_gradients = tape.gradient(policy_loss, policy.trainable_variables)
         # Appendix D, "otherwise as per DQN": the critic's gradient norm is clipped to 40.
-        clipped, grad_norm = tf.clip_by_global_norm(critic_gradients, c.critic_max_grad_norm)
+        clipped, grad_norm = tf.clip_by_global_norm(critic_gradients,
+                                                 self._critic_max_grad_norm)
 
         def apply():
             self.critic_optimizer.apply(clipped, critic.trainable_variables)

@@ -28,17 +28,21 @@ from agents.ops import vtrace
 Loss = Callable[[tf.Tensor, tf.Tensor, dict, tf.Tensor], tuple[tf.Tensor, dict]]
 
 
-def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *,
-                      entropy_cost=None, trust_region_threshold: float | None = None,
+def actor_critic_loss(logits, values, data, *, entropy_cost, baseline_cost: float,
+                      discount: float, reward_clip: float, clip_rho_threshold: float,
+                      clip_c_threshold: float, clip_pg_rho_threshold: float,
+                      vtrace_lambda: float, correction: str = off_policy.VTRACE,
+                      reward_clipping: str = rewards_lib.SYMMETRIC,
+                      trust_region_threshold: float | None = None,
                       entropy_online_only: bool = False):
     """The V-trace actor-critic loss (IMPALA sec. 4.2) and its metrics, on time-major unrolls
     of T+1 steps: policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
-    SUMMED over batch and time (IMPALA table G.1); `entropy_cost` defaults to the config's.
+    SUMMED over batch and time (IMPALA table G.1). `loss_scalars(config)` gives the rest of the
+    arguments as an IMPALA config sets them.
 
-    `config.off_policy_correction` picks the targets and advantages of IMPALA sec. 5.2.2 (V-trace
-    unless the config says otherwise: agents/ops/off_policy.py), `config.reward_clipping`
-    table G.1's symmetric clip (to `reward_clip`) or figure D.1's optimistic asymmetric one;
-    an agent whose config has neither field (LASER) gets V-trace and the symmetric clip.
+    `correction` picks the targets and advantages of IMPALA sec. 5.2.2 (V-trace, or another
+    of agents/ops/off_policy.py), `reward_clipping` table G.1's symmetric clip (to
+    `reward_clip`; 0: unclipped) or figure D.1's optimistic asymmetric one.
 
     Step t holds o_t, a_t, mu(.|o_t) and the reward and discount that followed a_t. The first
     T steps are learnt from; step T only provides the bootstrap value V(o_T). A step with
@@ -56,14 +60,14 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
     values = values[:-1]
     actions = data['action'][:-1]
     mask = data['mask'][:-1]
-    rewards = _clipped_rewards(data['reward'][:-1], config)
-    discounts = config.discount * data['discount'][:-1]
+    rewards = _clipped_rewards(data['reward'][:-1], reward_clipping, reward_clip)
+    discounts = discount * data['discount'][:-1]
 
     relevant = mask
     metrics = {}
     if trust_region_threshold is not None:
         relevance = vtrace.behaviour_relevance(learner_logits, behaviour_logits,
-                                               config.clip_rho_threshold)
+                                               clip_rho_threshold)
         relevant = mask * vtrace.trust_region_mask(relevance, trust_region_threshold)
         replayed = mask * (1.0 - datasets.online(data))[None]
         metrics.update(
@@ -72,54 +76,69 @@ def actor_critic_loss(logits, values, data, config: ml_collections.ConfigDict, *
             rejected_fraction_replay=1.0 - _mean(relevant, replayed))
     log_rhos = (vtrace.log_probs_from_logits_and_actions(learner_logits, actions)
                 - vtrace.log_probs_from_logits_and_actions(behaviour_logits, actions))
-    correction = config.get('off_policy_correction', off_policy.VTRACE)
-    returns = _corrected_targets(correction, config, log_rhos, discounts, rewards, values,
-                                 bootstrap_value, relevant)
+    returns = _corrected_targets(
+        correction, log_rhos, discounts, rewards, values, bootstrap_value, relevant,
+        clip_rho_threshold=clip_rho_threshold, clip_c_threshold=clip_c_threshold,
+        clip_pg_rho_threshold=clip_pg_rho_threshold, lambda_=vtrace_lambda)
     pg_loss_fn = (off_policy.epsilon_policy_gradient_loss if correction == off_policy.EPSILON
                   else policy_gradient.policy_gradient_loss)
     pg_loss = pg_loss_fn(learner_logits, actions, returns.pg_advantages)
     baseline_loss = policy_gradient.baseline_loss(returns.vs - values)
     entropy_mask = relevant * datasets.online(data)[None] if entropy_online_only else relevant
     entropy_loss = policy_gradient.entropy_loss(learner_logits, mask=entropy_mask)
-    if entropy_cost is None:
-        entropy_cost = config.entropy_cost
-    loss = pg_loss + config.baseline_cost * baseline_loss + entropy_cost * entropy_loss
+    loss = pg_loss + baseline_cost * baseline_loss + entropy_cost * entropy_loss
     metrics.update(loss=loss, policy_gradient_loss=pg_loss, baseline_loss=baseline_loss,
                    entropy_loss=entropy_loss, mean_value=tf.reduce_mean(values),
                    mean_rho=_mean(tf.exp(log_rhos), relevant))
     return loss, metrics
 
 
-def _clipped_rewards(rewards, config):
+def vtrace_scalars(config: ml_collections.ConfigDict) -> dict:
+    """The arguments of `actor_critic_loss` that every V-trace agent's config holds (IMPALA
+    table G.1; LASER sec. 5.1 keeps them)."""
+    return dict(entropy_cost=config.entropy_cost, baseline_cost=config.baseline_cost,
+                discount=config.discount, reward_clip=config.reward_clip,
+                clip_rho_threshold=config.clip_rho_threshold,
+                clip_c_threshold=config.clip_c_threshold,
+                clip_pg_rho_threshold=config.clip_pg_rho_threshold,
+                vtrace_lambda=config.vtrace_lambda)
+
+
+def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+    """The arguments of `actor_critic_loss` as an IMPALA config sets them: table G.1's, sec.
+    5.2.2's correction and the reward clipping of table G.1 or figure D.1."""
+    return dict(vtrace_scalars(config), correction=config.off_policy_correction,
+                reward_clipping=config.reward_clipping)
+
+
+def _clipped_rewards(rewards, clipping: str, reward_clip: float):
     """Rewards as the loss sees them: clipped to [-reward_clip, reward_clip] (IMPALA table G.1;
     0: unclipped), or figure D.1's optimistic asymmetric clipping (DMLab-30, table D.3)."""
-    clipping = config.get('reward_clipping', rewards_lib.SYMMETRIC)
     if clipping == rewards_lib.OPTIMISTIC_ASYMMETRIC:
         return rewards_lib.optimistic_asymmetric_clip(rewards)
     if clipping != rewards_lib.SYMMETRIC:
         raise ValueError(f'unknown reward_clipping {clipping!r}; known: {rewards_lib.CLIPPINGS}')
-    return rewards_lib.symmetric_clip(rewards, config.reward_clip)
+    return rewards_lib.symmetric_clip(rewards, reward_clip)
 
 
-def _corrected_targets(correction, config, log_rhos, discounts, rewards, values,
-                       bootstrap_value, relevant) -> vtrace.VTraceReturns:
+def _corrected_targets(correction, log_rhos, discounts, rewards, values, bootstrap_value,
+                       relevant, *, clip_rho_threshold, clip_c_threshold, clip_pg_rho_threshold,
+                       lambda_) -> vtrace.VTraceReturns:
     """Value targets and policy-gradient advantages of one of IMPALA sec. 5.2.2's corrections:
     V-trace (sec. 4, trust-region V-trace where `relevant` rejects states), 1-step importance
     sampling, or none (No-correction and epsilon-correction share the uncorrected targets)."""
     if correction == off_policy.VTRACE:
         return vtrace.trust_region_vtrace(
             log_rhos, discounts, rewards, values, bootstrap_value, relevant,
-            clip_rho_threshold=config.clip_rho_threshold,
-            clip_c_threshold=config.clip_c_threshold,
-            clip_pg_rho_threshold=config.clip_pg_rho_threshold,
-            lambda_=config.vtrace_lambda)
+            clip_rho_threshold=clip_rho_threshold, clip_c_threshold=clip_c_threshold,
+            clip_pg_rho_threshold=clip_pg_rho_threshold, lambda_=lambda_)
     if correction == off_policy.ONE_STEP_IS:
         return off_policy.one_step_importance_sampling(
             log_rhos, discounts, rewards, values, bootstrap_value, relevant,
-            clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.vtrace_lambda)
+            clip_pg_rho_threshold=clip_pg_rho_threshold, lambda_=lambda_)
     if correction in (off_policy.NONE, off_policy.EPSILON):
         return off_policy.no_correction(discounts, rewards, values, bootstrap_value, relevant,
-                                        lambda_=config.vtrace_lambda)
+                                        lambda_=lambda_)
     raise ValueError(f'unknown off_policy_correction {correction!r}; known: '
                      f'{off_policy.CORRECTIONS}')
 
@@ -154,15 +173,17 @@ class UnrollLearning(learning.LearningState):
             learning_rate=self.learning_rate, decay=config.rmsprop_decay,
             momentum=config.rmsprop_momentum, epsilon=self.hyperparameters['rmsprop_epsilon'])
         self._anneal = population.anneals_learning_rate(config)
-        self._config = config
+        self._anneal_frames = float(config.anneal_frames)
+        self._clips_gradients = bool(config.max_grad_norm)
+        self._action_repeat = config.action_repeat
         self._loss = loss
 
     def _update(self, batch):
         """One step on `batch`: a dict of [B, T+1, ...] unrolls as the actors wrote them, with
         `origin` [B] (0 online, 1 replay; core/datasets.py)."""
-        config, hyper = self._config, self.hyperparameters
+        hyper = self.hyperparameters
         data = datasets.time_major(batch)
-        progress = tf.cast(self.frames, tf.float32) / float(config.anneal_frames)
+        progress = tf.cast(self.frames, tf.float32) / self._anneal_frames
         anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
@@ -174,12 +195,12 @@ class UnrollLearning(learning.LearningState):
 
         def apply():
             clipped = gradients
-            if config.max_grad_norm:
+            if self._clips_gradients:
                 clipped, _ = tf.clip_by_global_norm(gradients, hyper['max_grad_norm'],
                                                     use_norm=grad_norm)
             self.optimizer.apply(clipped, variables)
         nonfinite = self.apply_if_finite((loss, gradients), apply)
-        learning.count_online_frames(self.frames, data, config.action_repeat)
+        learning.count_online_frames(self.frames, data, self._action_repeat)
         metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value(),
                        nonfinite=nonfinite)
         return metrics
@@ -206,15 +227,11 @@ def network_outputs(network: snt.Module, data):
     return outputs.logits, outputs.value
 
 
-def impala_loss(logits, values, data, config: ml_collections.ConfigDict, entropy_cost=None):
-    """V-trace actor-critic loss and metrics on time-major unrolls;
-    `entropy_cost` defaults to the config's."""
-    return actor_critic_loss(logits, values, data, config, entropy_cost=entropy_cost)
-
-
 def impala_learning(network: snt.Module, config: ml_collections.ConfigDict,
                     jit_compile: bool) -> UnrollLearning:
-    """One IMPALA learner: `impala_loss` minimised as table G.1 says."""
+    """One IMPALA learner: `actor_critic_loss` minimised as table G.1 says."""
+    scalars = loss_scalars(config)
+
     def loss(logits, values, data, entropy_cost):
-        return impala_loss(logits, values, data, config, entropy_cost)
+        return actor_critic_loss(logits, values, data, **dict(scalars, entropy_cost=entropy_cost))
     return UnrollLearning(network, config, loss, jit_compile, name='impala_learning')

@@ -11,15 +11,22 @@ from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
 
 
-def laser_loss(logits, values, data, config: ml_collections.ConfigDict, entropy_cost=None):
-    """Trust-region V-trace actor-critic loss (eqs. 5-7; `trust_region=False` is plain V-trace,
-    fig. 3's naive sharing), entropy on the online unrolls only (sec. 5.1: "computing the
-    entropy cost only on the online data provided slightly better results")."""
-    # Off: b = infinity keeps every state (exactly V-trace), and the relevance is still logged.
-    threshold = config.trust_region_threshold if config.trust_region else float('inf')
+def laser_loss(logits, values, data, *, trust_region_threshold: float, **vtrace_scalars):
+    """Trust-region V-trace actor-critic loss (eqs. 5-7; a threshold of infinity is plain
+    V-trace, fig. 3's naive sharing), entropy on the online unrolls only (sec. 5.1: "computing
+    the entropy cost only on the online data provided slightly better results").
+    `loss_scalars(config)` gives the arguments after `data`."""
     return impala_learning.actor_critic_loss(
-        logits, values, data, config, entropy_cost=entropy_cost,
-        trust_region_threshold=threshold, entropy_online_only=True)
+        logits, values, data, trust_region_threshold=trust_region_threshold,
+        entropy_online_only=True, **vtrace_scalars)
+
+
+def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+    """The arguments of `laser_loss` as a LASER config sets them: IMPALA's V-trace scalars
+    (sec. 5.1) and the trust region's threshold b (sec. 4.3). Off (`trust_region=False`), b =
+    infinity keeps every state (exactly V-trace), and the relevance is still logged."""
+    threshold = config.trust_region_threshold if config.trust_region else float('inf')
+    return dict(impala_learning.vtrace_scalars(config), trust_region_threshold=threshold)
 
 
 def full_state_correction(config: ml_collections.ConfigDict) -> bool:
@@ -55,8 +62,10 @@ class LaserLearning(impala_learning.UnrollLearning):
 
     def __init__(self, network: snt.Module, config: ml_collections.ConfigDict,
                  jit_compile: bool, restarts: tf.Variable):
+        scalars = loss_scalars(config)
+
         def loss(logits, values, data, entropy_cost):
-            return laser_loss(logits, values, data, config, entropy_cost)
+            return laser_loss(logits, values, data, **dict(scalars, entropy_cost=entropy_cost))
         super().__init__(network, config, loss, jit_compile, name='laser_learning')
         self.carried = None
         if full_state_correction(config):

@@ -27,9 +27,18 @@ from agents.ops import retrace
 from agents.ops import sequence_priorities
 
 
-def support(config: ml_collections.ConfigDict) -> tf.Tensor:
+def support(v_min: float, v_max: float, num_atoms: int) -> tf.Tensor:
     """z_i = v_min + i (v_max - v_min) / (N - 1) (eq. 5)."""
-    return tf.linspace(float(config.v_min), float(config.v_max), config.num_atoms)
+    return tf.linspace(float(v_min), float(v_max), num_atoms)
+
+
+def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+    """The arguments of `reactor_loss` after `weights`, as a Reactor config sets them."""
+    return dict(atoms=support(config.v_min, config.v_max, config.num_atoms),
+                reward_clip=config.reward_clip, discount=config.discount,
+                retrace_lambda=config.retrace_lambda,
+                beta_loo_truncation=config.beta_loo_truncation,
+                entropy_cost=config.entropy_cost)
 
 
 def _state(stored) -> reactor_network.ReactorState:
@@ -38,22 +47,31 @@ def _state(stored) -> reactor_network.ReactorState:
                                         q=snt.LSTMState(*stored[1]))
 
 
-def reactor_loss(online, target, data, weights, config: ml_collections.ConfigDict):
-    """The loss, per-sequence priorities [B] and metrics of one batch.
+def reactor_loss(online, target, data, weights, *, atoms: tf.Tensor, reward_clip: float,
+                 discount: float, retrace_lambda: float, beta_loo_truncation: float,
+                 entropy_cost: float):
+    """The loss, per-sequence priorities [B] and metrics of one batch (`loss_scalars(config)`
+    gives the keyword arguments).
 
     Args:
       online: ReactorOutput of x_0 .. x_{T-1}, [T, B, ...] (T = n - 1).
       target: ReactorOutput of the target network on x_1 .. x_T, [T, B, ...].
       data: time-major steps [T + 1, B].
       weights: [B] importance weights of the sequences (sec. 3.3, beta = 1).
+      atoms: [N] the support z_i (eq. 5, `support`).
+      reward_clip: rewards clipped to [-reward_clip, reward_clip]; 0: unclipped.
+      discount: gamma.
+      retrace_lambda: Retrace's lambda.
+      beta_loo_truncation: beta-LOO's truncation of 1 / mu.
+      entropy_cost: the weight of the policy's entropy bonus.
     """
-    z = support(config)
+    z = atoms
     mask = data['mask'][:-1]
     actions = data['action'][:-1]
     rewards = data['reward'][:-1]
-    if config.reward_clip:
-        rewards = tf.clip_by_value(rewards, -config.reward_clip, config.reward_clip)
-    discounts = config.discount * data['discount'][:-1]
+    if reward_clip:
+        rewards = tf.clip_by_value(rewards, -reward_clip, reward_clip)
+    discounts = discount * data['discount'][:-1]
     behaviour = tf.where(mask > 0, data['behaviour_prob'][:-1], 1.0)
     # The ops read x_{t+n}, n >= 1: entry 0 of the [T] arrays is never used.
     distributions = tf.concat([target.q_distribution[:1], target.q_distribution[:-1]], axis=0)
@@ -61,7 +79,7 @@ def reactor_loss(online, target, data, weights, config: ml_collections.ConfigDic
     target_distributions = retrace.distributional_retrace(
         distributions, policies, behaviour, actions, rewards, discounts,
         target.q_distribution[-1], target.policy[-1], z,
-        lambda_=config.retrace_lambda * mask, uniform_support=True)              # [T, B, N]
+        lambda_=retrace_lambda * mask, uniform_support=True)              # [T, B, N]
 
     log_q = tf.nn.log_softmax(online.q_logits, axis=-1)
     log_q_taken = tf.gather(log_q, actions, axis=2, batch_dims=2)               # [T, B, N]
@@ -73,10 +91,10 @@ def reactor_loss(online, target, data, weights, config: ml_collections.ConfigDic
     returns = tf.reduce_sum(target_distributions * z, axis=-1)   # R(a^): Retrace's (sec. 3.2)
     policy_loss = leave_one_out.beta_loo_loss(
         online.policy, q_values, returns, actions, behaviour,
-        truncation=config.beta_loo_truncation, weights=per_step)
+        truncation=beta_loo_truncation, weights=per_step)
     entropy = tfp.distributions.Categorical(probs=online.policy).entropy()
     entropy_loss = -tf.reduce_sum(per_step * entropy)
-    loss = critic_loss + policy_loss + config.entropy_cost * entropy_loss
+    loss = critic_loss + policy_loss + entropy_cost * entropy_loss
 
     q_taken = tf.exp(log_q_taken)
     priorities = sequence_priorities.distributional_retrace_priorities(
@@ -107,12 +125,11 @@ class ReactorLearning(learning.TargetNetworkLearning):
         self.optimizer = snt.optimizers.Adam(config.learning_rate, beta1=config.adam_beta1,
                                              beta2=config.adam_beta2,
                                              epsilon=config.adam_epsilon)
-        self._config = config
+        self._loss_scalars = loss_scalars(config)
 
     def _update(self, batch):
         """One step on `batch`: [B, n, ...] sequences as the actors wrote them, their stored
         `core_state`, `weights` [B] and `keys` [B] (passed through for the priorities)."""
-        c = self._config
         data = datasets.time_major({name: value for name, value in batch.items()
                                    if name not in ('weights', 'keys')})
         state = _state(data[steps.CORE_STATE])
@@ -121,7 +138,8 @@ class ReactorLearning(learning.TargetNetworkLearning):
         with tf.GradientTape() as tape:
             online, _ = self.network.unroll(data['observation'][:-1], data['first'][:-1],
                                             state)
-            loss, priorities, metrics = reactor_loss(online, target, data, batch['weights'], c)
+            loss, priorities, metrics = reactor_loss(online, target, data, batch['weights'],
+                                                     **self._loss_scalars)
         trainable = self.network.trainable_variables
         gradients = tape.gradient(loss, trainable)
         nonfinite = self.apply_if_finite(

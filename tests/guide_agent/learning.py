@@ -17,19 +17,20 @@ from agents.ops import rewards as rewards_lib
 from tests.guide_agent import ops
 
 
-def one_step_loss(logits, values, data, config: ml_collections.ConfigDict):
+def one_step_loss(logits, values, data, *, discount: float, reward_clip: float,
+                  baseline_cost: float, entropy_cost: float):
     """(loss, metrics) on time-major items of 2 steps: logits [2, B, A], values [2, B], data's
     fields [2, B, ...]. Step 0 is learnt from (o_t, a_t, r_{t+1}, discount); step 1 gives
     V(o_{t+1}). A step 0 of mask 0 (the final observation of a time-limited episode) adds
     nothing."""
     mask = data['mask'][0]
-    rewards = rewards_lib.symmetric_clip(data['reward'][0], config.reward_clip)
-    td_errors = mask * ops.one_step_td_errors(rewards, config.discount * data['discount'][0],
+    rewards = rewards_lib.symmetric_clip(data['reward'][0], reward_clip)
+    td_errors = mask * ops.one_step_td_errors(rewards, discount * data['discount'][0],
                                               values[0], values[1])
     pg_loss = policy_gradient.policy_gradient_loss(logits[0], data['action'][0], td_errors)
     baseline_loss = policy_gradient.baseline_loss(td_errors)
     entropy_loss = policy_gradient.entropy_loss(logits[0], mask=mask)
-    loss = pg_loss + config.baseline_cost * baseline_loss + config.entropy_cost * entropy_loss
+    loss = pg_loss + baseline_cost * baseline_loss + entropy_cost * entropy_loss
     return loss, dict(loss=loss, policy_gradient_loss=pg_loss, baseline_loss=baseline_loss,
                       entropy_loss=entropy_loss, mean_value=tf.reduce_mean(values[0]))
 
@@ -44,20 +45,25 @@ class OneStepLearning(learning.LearningState):
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=config.learning_rate, decay=config.rmsprop_decay,
             epsilon=config.rmsprop_epsilon)
-        self._config = config
+        self._loss_scalars = dict(discount=config.discount, reward_clip=config.reward_clip,
+                                  baseline_cost=config.baseline_cost,
+                                  entropy_cost=config.entropy_cost)
+        self._max_grad_norm = config.max_grad_norm
+        self._action_repeat = config.action_repeat
 
     def _update(self, batch):
         """One step on `batch`: a dict of [B, 2, ...] items as the actors wrote them."""
         data = datasets.time_major(batch)
         with tf.GradientTape() as tape:
             outputs = snt.BatchApply(self.network, num_dims=2)(data['observation'])
-            loss, metrics = one_step_loss(outputs.logits, outputs.value, data, self._config)
+            loss, metrics = one_step_loss(outputs.logits, outputs.value, data,
+                                          **self._loss_scalars)
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
 
         def apply():
-            clipped, _ = tf.clip_by_global_norm(gradients, self._config.max_grad_norm)
+            clipped, _ = tf.clip_by_global_norm(gradients, self._max_grad_norm)
             self.optimizer.apply(clipped, variables)
         metrics['nonfinite'] = self.apply_if_finite((loss, gradients), apply)
-        learning.count_online_frames(self.frames, data, self._config.action_repeat)
+        learning.count_online_frames(self.frames, data, self._action_repeat)
         return metrics
