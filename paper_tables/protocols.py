@@ -29,6 +29,8 @@ class EvalProtocol:
     human_starts: bool       # True only where the paper used human starts (states not public)
     from_training: bool = False  # the score is the last `episodes` training episodes' mean
                                  # (launch/evaluate.py reads logs/episodes.csv), not a test
+    greediest_curve: bool = False  # the paper's training curve is its greediest actor's
+                                   # (the last environment of the last actor process)
 
 
 _PROTOCOLS = (
@@ -61,13 +63,16 @@ _PROTOCOLS = (
     # minutes) is the standard. Assumptions (not stated in the paper): 100 episodes, the
     # minimal action set, and epsilon = 0.001, the evaluation epsilon of the Double and Dueling
     # DQN agents Ape-X builds on (van Hasselt et al., 2016; Wang et al., 2016).
+    # Its training curves (fig. 2) are the greediest actor's (sec. 4.1: epsilon_i falls with
+    # i), as are human starts'.
     EvalProtocol(name='apex_atari_noop', paper='apex', table='2 (no-op starts) and 1',
                  episodes=100, noop_max=30, max_episode_frames=THIRTY_MINUTES,
-                 action_set='minimal', epsilon=0.001, human_starts=False),
+                 action_set='minimal', epsilon=0.001, human_starts=False,
+                 greediest_curve=True),
     # Ape-X table 2, human starts (Nair et al., 2015): the start states are not public.
     EvalProtocol(name='apex_atari_human', paper='apex', table='2 (human starts) and 1',
                  episodes=100, noop_max=0, max_episode_frames=THIRTY_MINUTES,
-                 action_set='minimal', epsilon=0.001, human_starts=True),
+                 action_set='minimal', epsilon=0.001, human_starts=True, greediest_curve=True),
     # Ape-X DPG appendix D: "evaluation is performed using the noiseless deterministic
     # policy"; episodes end at the task's own time limit (1,000 control steps). Figure 3 plots
     # returns without an episode count: 10 episodes is an assumption.

@@ -14,6 +14,8 @@ import json
 import math
 import pathlib
 
+from paper_tables import protocols
+
 
 @dataclasses.dataclass(frozen=True)
 class Evaluation:
@@ -114,21 +116,17 @@ def _evaluations(path, checkpoint_frames):
     return tuple(chosen.values())
 
 
-def _greediest(config):
-    """(actor, env) of Ape-X DQN's greediest actor, whose curve the paper plots (sec. 4.1:
-    epsilon_i falls with i, so the last environment of the last actor process); else None."""
-    if config.get('experiment') != 'apex_dqn_atari':
-        return None
-    return str(config['num_actors'] - 1), str(config['envs_per_actor'] - 1)
-
-
-def _curve(path, config):
+def _curve(path, config, evaluations):
+    """(frames, episode_return) of the training games the paper's curve is made of: every
+    actor's, or the greediest actor's where the evaluated protocol says so (Ape-X DQN)."""
     if not path.exists():
         return ()
     rows = read_csv(path, EPISODE_COLUMNS)
-    greediest = _greediest(config)
+    greediest = any(protocols.PROTOCOLS[e.protocol].greediest_curve for e in evaluations
+                    if e.protocol in protocols.PROTOCOLS)
     if greediest and rows and 'env' in rows[0]:
-        rows = [row for row in rows if (row['actor'], row['env']) == greediest]
+        last = (str(config['num_actors'] - 1), str(config['envs_per_actor'] - 1))
+        rows = [row for row in rows if (row['actor'], row['env']) == last]
     return tuple((row['frames'], row['episode_return']) for row in rows)
 
 
@@ -192,4 +190,5 @@ def read_run(run_dir, checkpoint_frames=None):
     if not evaluations:
         at = f' at checkpoint_frames={checkpoint_frames}' if checkpoint_frames is not None else ''
         raise ValueError(f'{path}: evaluation.csv has no evaluation{at}')
-    return Run(path, config, evaluations, _curve(path / 'logs' / 'episodes.csv', config))
+    return Run(path, config, evaluations,
+               _curve(path / 'logs' / 'episodes.csv', config, evaluations))
