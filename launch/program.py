@@ -38,10 +38,8 @@ _ACTOR_ID = flags.DEFINE_integer('actor_id', 0, 'Index of this actor (--role=act
 _LEARNER_ID = flags.DEFINE_integer('learner_id', 0,
                                    'Which learner this learner or actor belongs to, with '
                                    '--config.num_learners > 1.')
-_SWEEP = flags.DEFINE_string('sweep', None,
-                             "A sweep of learners sharing one replay server: a named grid "
-                             "('paper', 'quick') or 'field=v1,v2;field=v1,v2' "
-                             "(experiments with sweeps: laser_atari).")
+_SWEEP = flags.DEFINE_string('sweep', None, 'A sweep of learners sharing one replay server '
+                             "(its help names the program's grids and fields).")
 _LAUNCHER = flags.DEFINE_enum('launcher', 'local', ('local', 'ray'),
                               'Where --role=local places the roles: local (processes of this '
                               'machine) or ray (a Ray cluster; pip install -e .[ray]).')
@@ -86,6 +84,7 @@ def run(*, module: str, experiment: str, target: str, target_help: str, example:
     paper config; `example` shows an override in its help), then `main` under absl."""
     spec = experiments.get(experiment)
     paper = spec.paper_config()
+    flags.FLAGS['sweep'].help = sweep_help(spec.sweeps)
     target_flag = flags.DEFINE_string(target, None, target_help)
     config_flag = define_config(spec, paper, example)
 
@@ -95,6 +94,18 @@ def run(*, module: str, experiment: str, target: str, target_help: str, example:
              target_flag=target_flag)
     _usage_as_written()
     app.run(run_main)
+
+
+def sweep_help(sweeps) -> str:
+    """--sweep's help, from the experiment's own `Sweeps` (agents/core/sweeps.py)."""
+    if not sweeps.sweepable:
+        pbt = (' (a population of PBT instead: --config.pbt_population)'
+               if sweeps.initial_population else '')
+        return f'This experiment runs no sweeps{pbt}.'
+    named = ', '.join(repr(name) for name in sweeps.named)
+    grids = f'a named grid ({named}) or ' if named else ''
+    return (f'A sweep of learners sharing one replay server: {grids}'
+            f"'field=v1,v2;field=v1,v2' over {', '.join(sweeps.sweepable)}.")
 
 
 def _usage_as_written() -> None:

@@ -5,6 +5,8 @@ import pytest
 from agents.core import sweeps
 from agents.core.config_checks import ConfigError
 from agents.laser import config as laser_config
+from launch import experiments
+from launch import program
 
 SWEEPS = sweeps.Sweeps(named={'pair': {'learning_rate': (1.0, 2.0)}},
                        sweepable=('learning_rate', 'entropy_cost', 'seed'))
@@ -73,3 +75,14 @@ def test_learner_names_carry_the_members_values():
     assert SWEEPS.learner_name(config, 1) == 'learner_1'
     config.num_learners = 1
     assert SWEEPS.learner_name(config, 0) == 'learner'
+
+
+@pytest.mark.parametrize('name', experiments.NAMES)
+def test_sweep_help_comes_from_the_experiments_own_sweeps(name):
+    """--sweep's help names the program's grids and the fields a sweep can vary, or says that
+    it runs none (issue 39: from the registry, not written by hand)."""
+    sweeps = experiments.get(name).sweeps
+    text = program.sweep_help(sweeps)
+    for word in [*sweeps.named, *sweeps.sweepable]:
+        assert word in text
+    assert ('runs no sweeps' in text) == (not sweeps.sweepable)
