@@ -152,6 +152,20 @@ class LocalProcess:
         return log_tail(self._log_path, lines)
 
 
+def learner_process_name(learner_id: int, num_learners: int) -> str:
+    """'learner', or 'learner_<i>' among several: its progress lines' and log's name
+    (RUN_DIR/logs/<name>.log)."""
+    return f'learner_{learner_id}' if num_learners > 1 else 'learner'
+
+
+def _append_to_learner_logs(run_dir: str, num_learners: int, line: str) -> None:
+    logs = os.path.join(run_dir, 'logs')
+    os.makedirs(logs, exist_ok=True)
+    for i in range(num_learners):
+        with open(os.path.join(logs, f'{learner_process_name(i, num_learners)}.log'), 'a') as f:
+            f.write(line + '\n')
+
+
 class LocalLauncher:
     """Every role a supervised process of this machine; the replay server on a free port.
 
@@ -222,7 +236,7 @@ class SupervisedLearner:
     def __init__(self, learner_id: int, num_learners: int, num_actors: int, child):
         several = num_learners > 1
         ids = [f'--learner_id={learner_id}']
-        self.name = f'learner_{learner_id}' if several else 'learner'
+        self.name = learner_process_name(learner_id, num_learners)
         self.process = child('learner', self.name, console=True, extra=ids)
         self.actors = [child('actor', f'actor_{learner_id}_{i}' if several else f'actor_{i}',
                              extra=ids + [f'--actor_id={i}']) for i in range(num_actors)]
@@ -364,6 +378,8 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
         with learner_lib.lock_directory(run_dir, 'run',
                                         'wait for it to end, or choose another --run_dir'):
             spec.write()
+            if note:   # and in each learner's log, which its sitting's lines follow
+                _append_to_learner_logs(run_dir, config.num_learners, f'[launcher] {note}')
             learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
                             for i in range(config.num_learners)]
             launch(placer, run_dir=run_dir, num_learners=config.num_learners,

@@ -22,6 +22,7 @@ from launch import configs
 from launch import experiments
 from launch import input_checks
 from launch import processor
+from launch import runtime
 
 _RNG = np.random.default_rng(0)
 _FRAMES = tf.constant(_RNG.integers(0, 256, (5, 3, 84, 84, 4), np.uint8))   # [T, B, ...]
@@ -188,3 +189,37 @@ def test_a_run_resumed_in_another_precision_says_so(tmp_path):
     assert configs.precision_note(other) == (
         f'resuming in precision bfloat16: {tmp_path} trained in float32 until now (its '
         f'float32 checkpoints read back in either)')
+
+
+class _StopBeforeAnyRole(Exception):
+    pass
+
+
+class _NoRoles:
+    """A launcher that starts nothing: the run stops where its first role would start."""
+    address = 'localhost:1'
+
+    def process(self, *args, **kwargs):
+        raise _StopBeforeAnyRole
+
+    def describe(self):
+        return 'no roles'
+
+    def close(self):
+        pass
+
+
+def test_the_resume_note_heads_the_learners_log(tmp_path):
+    """The launcher's console is gone when the run is read later: the note is also the first
+    line of this sitting in the learner's log (RUN_DIR/logs/learner.log)."""
+    experiment = experiments.get('impala_atari')
+    paper = experiment.paper_config()
+    configs.resolve(experiment, paper=paper, run_dir=str(tmp_path), preset='tiny').write()
+    other = configs.resolve(experiment, paper=paper, run_dir=str(tmp_path),
+                            fields={'precision': 'bfloat16'})
+    with pytest.raises(_StopBeforeAnyRole):
+        runtime.run_role(module='launch.impala_atari', spec=other, role='local',
+                         replay_address=None, actor_id=0, learner_id=0, replay_wait_s=1.0,
+                         launcher=_NoRoles)
+    log = (tmp_path / 'logs' / 'learner.log').read_text()
+    assert log == f'[launcher] {configs.precision_note(other)}\n'
