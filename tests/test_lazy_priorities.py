@@ -495,3 +495,41 @@ def test_save_refuses_tables_that_moved_on(tmp_path):
         replay.save()
     assert client.server_info()[lp.LAZY_SNAPSHOT].current_size == 0
     server.stop()
+
+
+class _ServerRestartsAtRegistration(_ServerDiesAtRegistration):
+    """As `_ServerDiesAtRegistration` (in flight), and the restarting server closes the
+    connection of the next call for its tables too, as gRPC did in a run of
+    tests/test_reactor_launch.py ('Transport closed')."""
+
+    def __init__(self, server, directory):
+        super().__init__(server, directory, in_flight=True)
+        self.closing = 0
+
+    def mutate_priorities(self, table, updates=None, deletes=None):
+        if self.armed and deletes is not None:
+            self.closing = 2
+        return super().mutate_priorities(table, updates=updates, deletes=deletes)
+
+    def server_info(self, timeout=None):
+        if self.closing:
+            self.closing -= 1
+            raise RuntimeError('Transport closed')
+        return super().server_info(timeout=timeout)
+
+
+def test_a_restarting_server_that_closes_the_connection_is_waited_for(tmp_path):
+    """The reload after a registration the dying server did not take waits through the
+    restarting server's closed connections, then takes the checkpoint's snapshot."""
+    rng = np.random.default_rng(10)
+    server, _ = _checkpointed_server(tmp_path)
+    client = _ServerRestartsAtRegistration(server, tmp_path)
+    replay = _saved_replay(client, [(0, x) for x in range(10)], rng)
+    saved = replay.lazy.estimates()
+    _write(client, [(1, x) for x in range(5)])
+    client.armed = True
+    batch = replay.sample(4)
+    assert client.closing == 0                       # both closed calls were met
+    assert replay.lazy.estimates() == pytest.approx(saved)
+    assert all(int(k) in replay.lazy for k in batch.info.key)
+    client.server.stop()

@@ -62,6 +62,7 @@ import bisect
 import heapq
 import itertools
 import math
+import time
 from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 
 from absl import logging
@@ -436,7 +437,8 @@ class LazyReplay:
                  initial_priority: float = 1.0, prioritized_table: str = LAZY_PRIORITIZED,
                  uniform_table: str = LAZY_UNIFORM, seed: int | None = None,
                  max_rounds: int = 10_000, snapshot_table: str | None = None,
-                 unpack: Callable[[Mapping[str, Any]], Mapping[str, Any]] = dict):
+                 unpack: Callable[[Mapping[str, Any]], Mapping[str, Any]] = dict,
+                 server_wait_s: float = 60.0):
         if not 0 <= epsilon <= 1:
             raise ValueError(f'epsilon must be in [0, 1], got {epsilon}')
         self._client = client
@@ -449,7 +451,8 @@ class LazyReplay:
         self._lazy = LazyPriorities(initial_priority)
         self._snapshot = snapshot_table
         self._sequence = 0       # of the newest snapshot this learner wrote or read
-        info = client.server_info()
+        self._server_wait_s = server_wait_s
+        info = self._server_info()
         self._max_size = info[prioritized_table].max_size
         max_size = min(self._max_size, info[uniform_table].max_size)
         if not 0 < capacity < max_size:
@@ -479,7 +482,7 @@ class LazyReplay:
 
     def _reload(self) -> None:
         """Takes the newest of the server's snapshots whose tables match it (none: empty)."""
-        info = self._client.server_info()
+        info = self._server_info()
         snapshots = {}                      # sequence -> state, newest first
         for table in (self._snapshot, self._snapshot + _OLDER):
             if info[table].current_size:
@@ -501,11 +504,24 @@ class LazyReplay:
     def _check_tables(self) -> None:
         """Raises ReplayDivergedError unless the prioritized table's registered items are
         those of the bookkeeping (`_check_draw`), read from one draw."""
-        if not self._client.server_info()[self._prioritized].current_size:
+        if not self._server_info()[self._prioritized].current_size:
             self._check_registered(0, 0.0)
         else:
             info, _ = next(self._draws(self._prioritized, 1))
             self._check_draw(info)
+
+    def _server_info(self):
+        """The server's tables, once it answers: a replay server restarting from its
+        checkpoint (the launcher's restart) may close the connection of a call made while it
+        goes down or comes up ('Transport closed'); RuntimeError after `server_wait_s`."""
+        deadline = time.monotonic() + self._server_wait_s
+        while True:
+            try:
+                return self._client.server_info(timeout=5)
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     def _check_draw(self, info, expected: float | None = None) -> None:
         """The registered (not pending) items of the table a draw came from, as its info tells
