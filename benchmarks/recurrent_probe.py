@@ -12,10 +12,7 @@ deviation over time, and the policy's entropy. A collapsed core reads as large c
 output that no longer changes with the frame (benchmarks/README.md, "Why the recurrent agent
 stayed at random play").
 """
-import json
-import os
 
-import ml_collections
 import numpy as np
 from absl import app
 from absl import flags
@@ -66,14 +63,15 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
 def main(argv):
     del argv
     f = flags.FLAGS
-    config_path = os.path.join(f.run_dir or '', 'config.json')
-    if not os.path.isfile(config_path):
-        raise app.UsageError(f'no config.json in --run_dir={f.run_dir}: name a run directory')
-    config = ml_collections.ConfigDict(json.load(open(config_path)))
+    try:
+        spec = configs.load(f.run_dir or '')
+    except configs.ConfigError as e:
+        raise app.UsageError(str(e)) from None
+    config = spec.config
     if config.get('core') != 'lstm':
         raise app.UsageError(f'the run in {f.run_dir} has core={config.get("core")}: '
                              'this probe reads an LSTM core')
-    builder = evaluate.builder_for(config)
+    builder = spec.experiment.builder(config)
     if f.untrained:
         network, frames = builder.network(), 0
     else:

@@ -29,7 +29,7 @@ from absl import flags
 
 from benchmarks import results_table
 from benchmarks import runs as benchmark_runs
-from launch import experiments
+from launch import configs
 from paper_tables import plots
 from paper_tables import runs
 
@@ -279,13 +279,14 @@ def train(row, run_dir, seed):
         raise SystemExit(f'failed: {row.command_line(run_dir, seed)}')
 
 
-def changes_from_paper(config):
-    """{field: [paper value, this run's]} where the run's config differs from the paper's
-    (the target game or task, the seed and the logging intervals left out)."""
-    spec = experiments.get(config['experiment'])
-    paper = json.loads(json.dumps(spec.paper_config().to_dict()))
+def changes_from_paper(spec):
+    """{field: [paper value, this run's]} where the config of the run `spec`
+    (launch/configs.load) differs from its experiment's paper config (the target game or task,
+    the seed and the logging intervals left out)."""
+    paper = json.loads(json.dumps(spec.experiment.paper_config().to_dict()))
+    config = json.loads(json.dumps(spec.config.to_dict()))
     return {field: [paper.get(field), value] for field, value in config.items()
-            if field not in (spec.target_field, 'seed', *_NOT_TRAINING)
+            if field not in (spec.experiment.target_field, 'seed', *_NOT_TRAINING)
             and paper.get(field) != value}
 
 
@@ -344,14 +345,13 @@ def collect(row, run_dir, seed, folder):
     if os.path.exists(os.path.join(run_dir, 'evaluation.csv')):
         _merge_csv(os.path.join(run_dir, 'evaluation.csv'), seed,
                    os.path.join(folder, 'evaluation.csv'))
-    with open(os.path.join(run_dir, 'config.json')) as f:
-        config = json.load(f)
+    spec = configs.load(run_dir)
     if seed == row.seeds[0] or not os.path.exists(os.path.join(folder, 'config.json')):
         shutil.copyfile(os.path.join(run_dir, 'config.json'), os.path.join(folder, 'config.json'))
     learner = runs.read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
     seconds, frames_timed = benchmark_runs.training_time(learner)
     record = os.path.join(folder, 'run.json')
-    run = {'row': row.name, 'changes_from_paper': changes_from_paper(config), 'seeds': {}}
+    run = {'row': row.name, 'changes_from_paper': changes_from_paper(spec), 'seeds': {}}
     if os.path.exists(record):
         with open(record) as f:
             run['seeds'] = json.load(f)['seeds']

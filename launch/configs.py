@@ -5,8 +5,8 @@ run directory's saved `config.json` (resuming) or else the paper's config with t
 preset, then every `--config.<field>` the user gave (ml_collections' parsed overrides), the
 program's target (--game, --task, ...) and --sweep, into one checked `RunSpec`, and writes it to
 RUN_DIR/config.json (`RunSpec.write`). Roles started by a launcher get only --run_dir and their
-role flags: their spec is the saved one, unchanged, and they write nothing. Evaluation, fitness
-and the comparison with the paper read the saved spec (`load`).
+role flags: their spec is the saved one, unchanged, and they write nothing. Evaluation and the
+results rows read the saved spec (`load`); a learner's fitness takes its spec's target.
 """
 import dataclasses
 import difflib
@@ -246,13 +246,14 @@ def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
     os.replace(temporary, path)
 
 
-def load(run_dir: str) -> ml_collections.ConfigDict:
+def load(run_dir: str) -> RunSpec:
     """The spec saved in `run_dir`, with fields added to its experiment since then at their
-    paper values: what evaluation, fitness and the comparison read."""
+    paper values: what evaluation and the results rows read."""
     saved = _read(run_dir)
     if saved is None:
         raise ConfigError(f'{os.path.join(run_dir, CONFIG_FILE)} not found: is {run_dir!r} a '
                           f'run directory?')
-    config = experiments.get(saved['experiment']).paper_config()
+    experiment = experiments.get(saved['experiment'])
+    config = experiment.paper_config()
     config.update(saved)
-    return config
+    return RunSpec(experiment, run_dir, config, saved)

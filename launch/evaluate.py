@@ -20,16 +20,10 @@ from absl import app
 from absl import flags
 
 from launch import configs
-from launch import experiments
 from launch import input_checks
 from paper_tables import protocols
 
 EVALUATION_FILE = 'evaluation.csv'
-
-
-def builder_for(config):
-    """The builder of the experiment that made the run."""
-    return experiments.get(config.experiment).builder(config)
 
 
 def restore_network(builder, run_dir: str, checkpoint: str | None = None):
@@ -110,28 +104,28 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     the checkpoint's policy (a multi-task run's: `episodes` on each task, rows named as the
     paper's tables name the task), or, for a protocol scored on training (`from_training`),
     the last training episodes before `before_frames` (default: the run's total frames)."""
-    config = configs.load(run_dir)
-    protocol = check_request(config, run_dir, protocol_name, episodes, checkpoint, before_frames)
+    spec = configs.load(run_dir)
+    config = spec.config
+    protocol = check_request(spec, protocol_name, episodes, checkpoint, before_frames)
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
     if protocol.from_training:
         games = training_games(run_dir, before_frames or config.total_frames)
         results = {game: [(row['episode_return'], row['episode_frames'])
                           for row in rows[-episodes:]]
-                   for game, rows in _by_trained_game(config, games).items()}
+                   for game, rows in _by_trained_game(spec, games).items()}
         frames = games[-1]['frames']
         print(f'[evaluate] {", ".join(results)}: the last {episodes} training episodes before '
               f'{frames:,} frames, protocol {protocol.name}', flush=True)
         return _write_rows(run_dir, protocol, frames, results)
-    builder = builder_for(config)
+    builder = spec.experiment.builder(config)
     network, frames = restore_network(builder, run_dir, checkpoint)
     tasks = builder.environments.tasks()
     if tasks:
         _print_training_by_task(run_dir, builder)
     results = {}
-    target = experiments.get(config.experiment).target(config)
     for i, task in enumerate(tasks or [None]):
-        game = builder.environments.reported_task(task) if task else target
+        game = builder.environments.reported_task(task) if task else spec.target
         print(f'[evaluate] {game}: {episodes} episodes, protocol {protocol.name}, '
               f'checkpoint at {frames:,} frames', flush=True)
         results[game] = run_episodes(builder, network, protocol, episodes,
@@ -139,13 +133,13 @@ def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int |
     return _write_rows(run_dir, protocol, frames, results)
 
 
-def check_request(config, run_dir: str, protocol_name: str | None, episodes: int | None,
+def check_request(spec: configs.RunSpec, protocol_name: str | None, episodes: int | None,
                   checkpoint: str | None, before_frames: int | None) -> protocols.EvalProtocol:
-    """The protocol that scores the run; one line for a request the evaluation cannot carry out
-    or would ignore, before TensorFlow is imported."""
+    """The protocol that scores the run of `spec`; one line for a request the evaluation
+    cannot carry out or would ignore, before TensorFlow is imported."""
     flag = '--protocol' if protocol_name else '--config.eval_protocol'
-    protocol = input_checks.protocol(experiments.get(config.experiment), config,
-                                     protocol_name or config.eval_protocol, flag)
+    protocol = input_checks.protocol(spec.experiment, spec.config,
+                                     protocol_name or spec.config.eval_protocol, flag)
     for name, value in (('episodes', episodes), ('before_frames', before_frames)):
         if value is not None and value < 1:
             raise configs.ConfigError(f'--{name} must be >= 1, got {value}')
@@ -158,19 +152,19 @@ def check_request(config, run_dir: str, protocol_name: str | None, episodes: int
                                   f'which scores {scored}: leave it out')
     if checkpoint is not None and not os.path.exists(f'{checkpoint}.index'):
         raise configs.ConfigError(f'--checkpoint={checkpoint}: no such checkpoint (give the '
-                                  f'path without .index, e.g. {run_dir}/checkpoints/ckpt-N), '
+                                  f'path without .index, e.g. {spec.run_dir}/checkpoints/ckpt-N), '
                                   f'or leave it out for the latest')
     return protocol
 
 
-def _by_trained_game(config, games: list[dict]) -> dict[str, list[dict]]:
+def _by_trained_game(spec: configs.RunSpec, games: list[dict]) -> dict[str, list[dict]]:
     """Training games by what they were played on: the run's target, or one task of a
     multi-task builder as the paper's tables name it (its environment's: builders.game_task;
     a run of one level keeps the level's own name)."""
-    builder = builder_for(config)
+    builder = spec.experiment.builder(spec.config)
     tasks = builder.environments.tasks()
     if len(tasks) < 2:
-        return {tasks[0] if tasks else experiments.get(config.experiment).target(config): games}
+        return {tasks[0] if tasks else spec.target: games}
     from agents.core import builders  # pylint: disable=import-outside-toplevel
     grouped = {}
     for game in games:
@@ -233,7 +227,7 @@ def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
     for learner_dir in learner_dirs:
         try:
             scores[learner_dir] = _member_score(evaluate_run(learner_dir),
-                                                configs.load(learner_dir).experiment)
+                                                configs.load(learner_dir).experiment.name)
         except configs.ConfigError as e:   # e.g. a member that finished no episode
             print(f'[evaluate] {learner_dir}: {e}', flush=True)
     if not scores:

@@ -404,7 +404,7 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
     if role == 'learner':
         learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
                                         experiment.sweeps.learner_name(config, learner_id),
-                                        fitness=fitness.fitness(builder))
+                                        fitness=fitness.fitness(builder, spec.target))
         spec.write()
         member_dir = builders.learner_dir(run_dir, learner_id, config.num_learners)
         if member_dir != run_dir:

@@ -85,11 +85,11 @@ def test_tiny_sweep_shares_one_replay_and_is_set_beside_table_1(tmp_path):
     for i in range(len(BAD_INPUT)):
         assert not os.path.exists(tmp_path / f'bad_{i}' / 'config.json')
     # Two agents drawn from table D.1, each with its own learner, on one replay table.
-    members = experiments.get('laser_dmlab30').sweeps.members(configs.load(run_dir))
+    members = experiments.get('laser_dmlab30').sweeps.members(configs.load(run_dir).config)
     assert len(members) == 2
     for i in range(2):
         learner_dir = os.path.join(run_dir, f'learner_{i}')
-        assert configs.load(learner_dir).learning_rate == members[i]['learning_rate']
+        assert configs.load(learner_dir).config.learning_rate == members[i]['learning_rate']
         assert f'[learner_{i} entropy_cost=' in output
         with open(os.path.join(learner_dir, 'evaluation.csv'), newline='') as f:
             rows = list(csv.DictReader(f))

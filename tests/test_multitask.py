@@ -52,7 +52,7 @@ def test_every_task_gets_the_same_fixed_environments():
     assert builders.game_task(quick, game) == quick.environments.tasks()[19 + 2]
     # PBT's fitness scores each game against its own game's references (appendix F).
     random, human = scores.atari_references()[quick.environments.tasks()[21]]
-    value = fitness.fitness(quick)
+    value = fitness.fitness(quick, quick.config.tasks)
     assert value([dict(game, episode_return=human)]) == 1.0
     assert value([dict(game, episode_return=random)]) == 0.0
 

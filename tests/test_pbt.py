@@ -129,7 +129,7 @@ def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
     assert builder.environments.tasks() == ('asterix', 'berzerk', 'qbert')
     window = (_games(0, 'asterix', [0.1] * 5 + [0.3] * 5) + _games(1, 'berzerk', [2.0])
               + _games(2, 'qbert', [0.9, 0.1]))
-    value = fitness.fitness(builder)
+    value = fitness.fitness(builder, experiments.get('impala_atari57').target(c))
     # By hand: asterix's mean 0.2, berzerk's 2.0 capped to 1, qbert's mean 0.5.
     assert value(window) == pytest.approx((0.2 + 1.0 + 0.5) / 3)
     # Averaging the 13 games, each capped, would give 4/13: the short task would dominate.
@@ -140,7 +140,7 @@ def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
 
 def test_fitness_caps_each_task_mean_not_each_game():
     builder = builder_lib.ImpalaAtariBuilder(_config(game='breakout'))
-    value = fitness.fitness(builder)
+    value = fitness.fitness(builder, 'breakout')
     assert value(_games(1, 'breakout', [1.6, 0.0])) == pytest.approx(0.8)   # not (1 + 0) / 2
     assert value(_games(1, 'breakout', [1.6, 0.6])) == 1.0                   # mean 1.1, capped
     assert value(_games(1, 'breakout', [0.0])) == 0.0

@@ -5,13 +5,13 @@ import numpy as np
 
 from agents.laser import config as laser_config
 from benchmarks import recurrent_probe
-from launch import evaluate
+from launch import experiments
 
 
 def test_probe_reads_the_torso_and_the_cells_growing():
     config = laser_config.tiny(laser_config.atari())
     config.game = 'breakout'
-    builder = evaluate.builder_for(config)
+    builder = experiments.get('laser_atari').builder(config)
     network = builder.network()
     untrained = recurrent_probe.probe(builder, network, num_steps=40)
     assert 0.2 < untrained['torso_units_at_zero'] < 0.8     # ReLUs of a random init

@@ -47,7 +47,7 @@ def test_a_run_saved_by_the_old_code_resumes_unchanged(tmp_path, experiment, fie
                               fields={'total_frames': 8_000})
     assert changed.config.total_frames == 8_000
     changed.write()
-    assert configs.load(run_dir).total_frames == 8_000
+    assert configs.load(run_dir).config.total_frames == 8_000
 
 
 def test_an_old_run_is_refused_a_new_network_in_one_line(tmp_path):
@@ -130,7 +130,7 @@ def test_a_run_saved_before_anneal_frames_resumes_with_its_schedule(tmp_path, ex
     json.dump(saved, open(path, 'w'))
     resumed = configs.resolve(spec, paper=spec.paper_config(), run_dir=run_dir)
     assert resumed.config.anneal_frames == 10_000_000
-    assert configs.load(run_dir).anneal_frames == 10_000_000
+    assert configs.load(run_dir).config.anneal_frames == 10_000_000
     new = configs.resolve(spec, paper=spec.paper_config(), run_dir=str(tmp_path / 'new'),
                           preset='quick', fields={'total_frames': 10_000_000})
     assert (new.config.anneal_frames, new.config.total_frames) == (200_000_000, 10_000_000)

@@ -197,7 +197,7 @@ def member(config: ml_collections.ConfigDict, run_dir: str, member_dirs: Sequenc
         return None
     if fitness is None:
         raise ValueError('population-based training needs the fitness of a window of games: '
-                         'make_learner(fitness=launch.fitness.fitness(builder))')
+                         'make_learner(fitness=launch.fitness.fitness(builder, target))')
     if len(member_dirs) != config.pbt_population:
         raise ValueError(f'a population of {config.pbt_population} needs as many learners, not '
                          f'{len(member_dirs)}: the agent\'s check must run population.check '
