@@ -410,7 +410,7 @@ def flag_problem() -> str | None:
         spec.check(config)    # the game, as the run's program checks it
     except input_checks.ConfigError as e:
         return str(e)
-    frames, counted = input_checks.first_update_frames(config)
+    frames, counted = spec.first_update_frames(config)
     if _FRAMES.value < frames:
         return (f'--frames={_FRAMES.value} ends before the run\'s first update ({counted} = '
                 f'{frames} frames): raise it')

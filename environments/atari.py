@@ -248,6 +248,10 @@ class AtariGames:
             env.close()
 
     @property
+    def frame_stack(self) -> int:
+        return self.config.frame_stack
+
+    @property
     def observation_shape(self) -> tuple[int, int, int]:
         c = self.config
         return (c.screen_size, c.screen_size, c.frame_stack)

@@ -73,6 +73,7 @@ class ControlTask:
     task `config.task`, its environments and specs."""
 
     suite = None         # no reference scores: no PBT fitness (launch/fitness.py)
+    frame_stack = 1      # features, not frames
 
     def __init__(self, config):
         self.config = config

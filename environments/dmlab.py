@@ -196,6 +196,7 @@ class DmLabLevels:
     which levels each accepts."""
 
     suite = 'dmlab30'    # whose references score its levels (PBT's fitness: launch/fitness.py)
+    frame_stack = 1      # one frame per observation: no stacking on DMLab
 
     def __init__(self, config):
         self.config = config

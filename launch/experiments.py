@@ -23,6 +23,9 @@ class Experiment:
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
     fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
+    # config -> (frames before the learner's first update, how they are counted): the
+    # launcher refuses a budget below them.
+    first_update_frames: Callable[[ml_collections.ConfigDict], tuple[int, str]]
     sweeps: sweeps_lib.Sweeps = sweeps_lib.NONE  # named grids (`--sweep`), sweepable fields
 
     def target(self, config: ml_collections.ConfigDict) -> str:
@@ -43,6 +46,7 @@ class Entry:
     presets: str = 'PRESETS'
     check: str = 'check'
     fixed_on_resume: str = 'FIXED_ON_RESUME'
+    first_update_frames: str = 'first_update_frames'
     sweeps: str | None = None  # Sweeps (agents/core/sweeps.py); None: no sweeps, no PBT
 
 
@@ -106,6 +110,7 @@ def get(name: str) -> Experiment:
         name=name, paper_config=getattr(config, entry.paper_config),
         presets=getattr(config, entry.presets), check=getattr(config, entry.check),
         fixed_on_resume=getattr(config, entry.fixed_on_resume),
+        first_update_frames=getattr(config, entry.first_update_frames),
         builder=_imported_on_call(*entry.builder.split(':')),
         target_field=entry.target_field, run_dir_prefix=entry.run_dir_prefix,
         sweeps=getattr(config, entry.sweeps) if entry.sweeps else sweeps_lib.NONE)

@@ -115,23 +115,10 @@ def signs(config, paper) -> None:
                               f'{value}')
 
 
-def first_update_frames(config) -> tuple[int, str]:
-    """Frames the actors play before the learner's first update, and how that is counted."""
-    repeat = config.action_repeat
-    if 'min_replay_size' in config:
-        return (config.min_replay_size * repeat,
-                f'--config.min_replay_size={config.min_replay_size} steps x action_repeat '
-                f'{repeat}')
-    if 'unroll_length' in config:
-        return (config.batch_size * config.unroll_length * repeat,
-                f'one batch of {config.batch_size} unrolls x {config.unroll_length} steps x '
-                f'action_repeat {repeat}')
-    return 0, ''
-
-
-def budget(config) -> None:
-    """`total_frames` must reach the learner's first update."""
-    frames, counted = first_update_frames(config)
+def budget(spec, config) -> None:
+    """`total_frames` must reach the learner's first update (the experiment's
+    `first_update_frames`)."""
+    frames, counted = spec.first_update_frames(config)
     if config.total_frames < frames:
         raise ConfigError(f'--config.total_frames={config.total_frames} ends before the first '
                           f'update ({counted} = {frames} frames): raise it')
@@ -204,7 +191,7 @@ def config_values(spec, config, paper) -> None:
                 spec.check(member)
             config_checks.declared(member)    # also where an experiment's check does not
             signs(member, paper)
-            budget(member)
+            budget(spec, member)
         except ConfigError as e:
             if member is config:
                 raise

@@ -137,6 +137,9 @@ tiny_dqn = functools.partial(tiny, max_episode_frames=2_000)   # Ape-X DQN's: ga
 DQN_PRESETS = {'paper': lambda c: c, 'quick': quick_dqn, 'tiny': tiny_dqn}
 DPG_PRESETS = {'paper': lambda c: c, 'quick': quick_dpg, 'tiny': tiny}
 
+# The learner starts once the replay holds min_replay_size transitions (appendix C).
+first_update_frames = config_checks.replay_start_frames
+
 # What the checkpoints of a run (learner and replay) hold networks and transitions for, and
 # what the replay's table is made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', 'n_step',

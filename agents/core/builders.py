@@ -47,6 +47,7 @@ class Environments(typing.Protocol):
     `ControlTask`), held by the builder, not inherited."""
 
     suite: str | None     # whose references score its tasks (PBT's fitness); None: none
+    frame_stack: int      # frames per observation, which the adders store once each
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> dm_env.Environment:
         """A training environment (of `task`, one of `tasks()`, for a multi-task piece), or
@@ -71,7 +72,8 @@ class Builder(abc.ABC):
     def __init__(self, config: ml_collections.ConfigDict, environments: Environments):
         if not isinstance(environments, Environments):
             raise TypeError(f'{type(environments).__name__} is not an environment piece: it '
-                            f'needs environment(), tasks(), reported_task() and suite')
+                            f'needs environment(), tasks(), reported_task(), suite and '
+                            f'frame_stack')
         self.config = config
         self.environments = environments
 
@@ -125,9 +127,10 @@ class Builder(abc.ABC):
 
     @property
     def frame_stack(self) -> int:
-        """Frames per observation: Atari stacks 4 (DQN; IMPALA table G.1), which the adders
-        store once each; DMLab's frames and control features are one."""
-        return self.config.get('frame_stack', 1)
+        """Frames per observation (its environment piece's): Atari stacks 4 (DQN; IMPALA
+        table G.1), which the adders store once each; DMLab's frames and control features are
+        one."""
+        return self.environments.frame_stack
 
     def game_columns(self, game: Mapping[str, Any]) -> Mapping[str, Any]:
         """The agent's own columns of a finished game (its `actor` and `env`) in

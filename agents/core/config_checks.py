@@ -183,6 +183,23 @@ def declared(config: ml_collections.ConfigDict) -> None:
             raise ConfigError(line(config))
 
 
+def first_batch_frames(config) -> tuple[int, str]:
+    """Frames the actors play before the first update of a learner fed their unrolls (one
+    batch of them), and how that is counted: an experiment's `first_update_frames`."""
+    repeat = config.action_repeat
+    return (config.batch_size * config.unroll_length * repeat,
+            f'one batch of {config.batch_size} unrolls x {config.unroll_length} steps x '
+            f'action_repeat {repeat}')
+
+
+def replay_start_frames(config) -> tuple[int, str]:
+    """Frames the actors play before the first update of a learner that waits for its replay
+    to hold `min_replay_size` steps, and how that is counted."""
+    repeat = config.action_repeat
+    return (config.min_replay_size * repeat,
+            f'--config.min_replay_size={config.min_replay_size} steps x action_repeat {repeat}')
+
+
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

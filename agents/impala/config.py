@@ -114,6 +114,9 @@ def _tiny(c: ml_collections.ConfigDict, total_frames: int = 20_000,
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
+# The learner's first update takes one batch of the actors' unrolls.
+first_update_frames = config_checks.first_batch_frames
+
 # What the checkpoints of a run hold a network (or a directory layout) for.
 FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
                    'screen_size', 'num_learners', 'pbt_population')

@@ -226,6 +226,9 @@ DMLAB30_SWEEPS = sweeps.Sweeps(
     initial_population={field: impala_config.TABLE_D1[field]
                         for field in ('entropy_cost', 'learning_rate')})
 
+# The learner's first update takes one batch of unrolls (online and replayed).
+first_update_frames = config_checks.first_batch_frames
+
 # What the checkpoints and the replay server of a run hold a shape for, and what the queue and
 # the replay are made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',

@@ -89,6 +89,9 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
+# The learner starts once the replay holds min_replay_size steps.
+first_update_frames = config_checks.replay_start_frames
+
 # What the checkpoints and the replay server of a run hold a shape for, and what the replay's
 # tables are made with: Reverb restores a checkpointed table whole.
 FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_atoms',

@@ -50,6 +50,9 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 PRESETS = {'paper': lambda c: c, 'tiny': tiny}
 
+# The learner's first update takes one batch of items.
+first_update_frames = config_checks.first_batch_frames
+
 # What the checkpoints of a run hold a network for.
 FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_learners')
 
