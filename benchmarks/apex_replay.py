@@ -31,6 +31,7 @@ from agents.apex import config as apex_config
 from agents.core import builders
 from benchmarks import atari_steps
 from benchmarks import replay_server
+from launch import experiments
 from reverb_tables import tables
 
 _TRANSITIONS = flags.DEFINE_integer('transitions', 20_000, 'Transitions inserted.')
@@ -61,7 +62,7 @@ def main(argv):
     del argv
     config = apex_config.atari_dqn()
     config.replay_readers = _READERS.value or config.replay_readers
-    builder = builder_lib.ApexDQNAtariBuilder(config)
+    builder = experiments.get('apex_dqn_atari').builder(config)
     rng = np.random.default_rng(0)
     recorded = atari_steps.record(builder, _GAME_STEPS.value, lambda: {
         'q_value': rng.normal(size=1).astype(np.float32),

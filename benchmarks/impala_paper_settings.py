@@ -106,9 +106,10 @@ def layer_figures(config, unrolls, ms_init, report_at, seed=0):
     updates with the learner's loss, clip and RMSPropTF1 (ms slots initialised to ms_init)."""
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     from agents.core import datasets, optimizers  # pylint: disable=C0415
-    from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
+    from agents.impala import learning  # pylint: disable=import-outside-toplevel
+    from launch import experiments  # pylint: disable=import-outside-toplevel
     tf.random.set_seed(seed)
-    network = builder.ImpalaAtariBuilder(config).network()
+    network = experiments.get('impala_atari').builder(config).network()
     optimizer = optimizers.RMSPropTF1(config.learning_rate, decay=config.rmsprop_decay,
                                       momentum=config.rmsprop_momentum,
                                       epsilon=config.rmsprop_epsilon)

@@ -216,11 +216,12 @@ def part_actor(config):
 
 def part_learner(config):
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
-    from agents.impala import builder, learning  # pylint: disable=import-outside-toplevel
+    from agents.impala import learning  # pylint: disable=import-outside-toplevel
+    from launch import experiments  # pylint: disable=import-outside-toplevel
     from agents.core import steps  # pylint: disable=import-outside-toplevel
     if _BATCH.value:
         config.batch_size = _BATCH.value
-    b = builder.ImpalaAtariBuilder(config)
+    b = experiments.get('impala_atari').builder(config)
     state = learning.impala_learning(b.network(), config, jit_compile=_JIT.value)
     rng = np.random.default_rng(0)
     B, T1 = config.batch_size, config.unroll_length + 1  # noqa: N806

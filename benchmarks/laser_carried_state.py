@@ -24,8 +24,8 @@ from agents.core import builders
 from agents.core import datasets
 from agents.core import variables
 from agents.impala import config as impala_config
-from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
+from launch import experiments
 
 _UPDATES = flags.DEFINE_integer('updates', 12, 'Learner updates measured.')
 _GAME = flags.DEFINE_string('game', 'breakout', 'Atari game the actor plays.')
@@ -56,7 +56,7 @@ def main(argv):
     steps = (_UPDATES.value * online_rows + 2) * config.unroll_length
     config.update(game=_GAME.value, envs_per_actor=1, queue_size=steps)
     laser_config.check(config)
-    builder = builder_lib.LaserAtariBuilder(config)
+    builder = experiments.get('laser_atari').builder(config)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     tf.random.set_seed(0)

@@ -33,8 +33,8 @@ from absl import flags
 
 from agents.core import adders
 from agents.core import steps
-from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
+from launch import experiments
 from reverb_tables import tables
 
 _UNROLLS = flags.DEFINE_integer('unrolls', 2000, 'Unrolls written to the replay.')
@@ -155,7 +155,7 @@ def main(argv):
             config.update(max_episode_frames=_EPISODE_FRAMES.value,
                           replay_episode_frames=_EPISODE_FRAMES.value)
         laser_config.check(config)
-        builder = builder_lib.LaserAtariBuilder(config)
+        builder = experiments.get('laser_atari').builder(config)
         actor = _Actor(builder, client)
         time.sleep(2.0)
         before = _rss(server.pid)

@@ -33,12 +33,12 @@ import tensorflow as tf
 from agents.core import builders
 from agents.core import steps
 from agents.networks import reactor as reactor_network
-from agents.reactor import builder as builder_lib
 from agents.reactor import config as reactor_config
 from agents.reactor import learning
 from benchmarks import atari_steps
 from benchmarks import runs
 from agents.reactor import lazy_priorities
+from launch import experiments
 
 _ITEMS = flags.DEFINE_integer('items', 20_000, '(a) Sequences in each table.')
 _SECONDS = flags.DEFINE_float('seconds', 20.0, '(a, b) Seconds per measurement.')
@@ -113,7 +113,7 @@ def sampling() -> None:
     config = reactor_config.atari()
     config.replay_capacity, config.replay_slack = num_items, 1_000
     config.min_replay_size = num_items + _LENGTH     # the pace table never holds the adder
-    builder = builder_lib.ReactorAtariBuilder(config)
+    builder = experiments.get('reactor_atari').builder(config)
     recorded = atari_steps.record(
         builder, 3_000, lambda: {'behaviour_prob': rng.uniform(size=1).astype(np.float32)},
         lambda: tf.nest.map_structure(lambda s: rng.normal(size=s.shape).astype(np.float32),

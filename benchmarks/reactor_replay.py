@@ -22,11 +22,11 @@ import psutil
 import reverb
 import tensorflow as tf
 
-from agents.reactor import builder as builder_lib
 from agents.reactor import config as reactor_config
 from agents.reactor import lazy_priorities
 from benchmarks import atari_steps
 from benchmarks import replay_server
+from launch import experiments
 
 _STEPS = flags.DEFINE_integer('steps', 10_000, 'Steps written (one sequence each).')
 _WARMUP = flags.DEFINE_integer('warmup', 2_000, 'Steps written before the measurement (the '
@@ -43,7 +43,7 @@ def main(argv):
     config.game = _GAME.value
     reactor_config.check(config)
     config.max_episode_frames = _MAX_EPISODE_FRAMES.value
-    builder = builder_lib.ReactorAtariBuilder(config)
+    builder = experiments.get('reactor_atari').builder(config)
     rng = np.random.default_rng(0)
     state_spec = builder.step_spec()['core_state']
     recorded = atari_steps.record(

@@ -212,6 +212,11 @@ def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
     return AtariEnvironment(config.game, seed=seed, **settings)
 
 
+def multi_task_games(config) -> 'AtariGames':
+    """The environment piece of a multi-task agent: every game of `config.tasks`."""
+    return AtariGames(config, multi_task=True)
+
+
 class AtariGames:
     """The environment piece of an Atari builder (agents/core/builders.py): one game,
     `config.game`, or with `multi_task` every game of `config.tasks` (IMPALA sec. 5.3.2), each
@@ -250,6 +255,11 @@ class AtariGames:
     @property
     def frame_stack(self) -> int:
         return self.config.frame_stack
+
+    def environment_specs(self) -> tuple[specs.Array, specs.DiscreteArray]:
+        """The observation (the stacked frames) and action specs."""
+        return (specs.Array(self.observation_shape, np.uint8, 'observation'),
+                specs.DiscreteArray(self.num_actions, name='action'))
 
     @property
     def observation_shape(self) -> tuple[int, int, int]:

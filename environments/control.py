@@ -88,9 +88,12 @@ class ControlTask:
         del evaluation, task   # the task's own episodes (apex_control_noiseless)
         return ControlEnvironment(self.config.task, seed=seed)
 
-    @functools.cached_property
     def environment_specs(self) -> tuple[specs.Array, specs.BoundedArray]:
         """The observation and action specs."""
+        return self._specs
+
+    @functools.cached_property
+    def _specs(self) -> tuple[specs.Array, specs.BoundedArray]:
         env = self.environment(seed=0)
         try:
             return env.observation_spec(), env.action_spec()

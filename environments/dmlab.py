@@ -221,3 +221,11 @@ class DmLabLevels:
     @property
     def observation_shape(self) -> tuple[int, int, int]:
         return (self.config.height, self.config.width, 3)
+
+    def environment_specs(self) -> tuple[dict, specs.DiscreteArray]:
+        """The observation (the frame and the instruction's word ids, padded to
+        `instruction_length`) and action specs."""
+        return ({'pixels': specs.Array(self.observation_shape, np.uint8, 'pixels'),
+                 'instruction': specs.Array((self.config.instruction_length,), np.int32,
+                                            'instruction')},
+                specs.DiscreteArray(self.num_actions, name='action'))

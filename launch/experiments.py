@@ -2,6 +2,10 @@
 checks and builder. Launch programs, evaluation and the runtime look experiments up here; a new
 experiment is one entry (docs/architecture.md, "Where a new agent plugs in"), in `REGISTRY` or,
 for an agent outside this repository, added by its launch program with `register`.
+
+An entry composes its builder from three pieces, none inheriting another: the agent's builder
+(given the config), an environment piece (given the config's settings: environments/) and a
+network factory (given the piece's `environment_specs()` and the config).
 """
 import dataclasses
 import importlib
@@ -19,7 +23,7 @@ class Experiment:
     paper_config: Callable[[], ml_collections.ConfigDict]   # the paper's settings
     presets: Mapping[str, Callable[[ml_collections.ConfigDict], ml_collections.ConfigDict]]
     check: Callable[[ml_collections.ConfigDict], None]     # one-line ConfigErrors
-    builder: Callable[[ml_collections.ConfigDict], Any]   # an agents.core.builders.Builder
+    builder: Callable[[ml_collections.ConfigDict], Any]   # config -> its composed Builder
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
     fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
@@ -41,6 +45,8 @@ class Entry:
     config_module: str         # holds the names below
     paper_config: str          # function: the paper's config
     builder: str               # 'module:Class', an agents.core.builders.Builder
+    environments: str          # 'module:callable', config -> an environment piece
+    network: str               # 'module:callable', (environment specs, config) -> network
     target_field: str
     run_dir_prefix: str
     presets: str = 'PRESETS'
@@ -51,37 +57,47 @@ class Entry:
 
 
 _IMPALA = 'agents.impala.config'
+_IMPALA_BUILDER = 'agents.impala.builder:ImpalaBuilder'
+_LASER_BUILDER = 'agents.laser.builder:LaserBuilder'
+_UNROLL_NETWORK = 'agents.impala.builder:unroll_network'
+_ATARI = 'environments.atari:AtariGames'
+_DMLAB = 'environments.dmlab:DmLabLevels'
 REGISTRY = {
-    'impala_atari': Entry(_IMPALA, 'atari_experts', 'agents.impala.builder:ImpalaAtariBuilder',
+    'impala_atari': Entry(_IMPALA, 'atari_experts', _IMPALA_BUILDER, _ATARI, _UNROLL_NETWORK,
                           target_field='game', run_dir_prefix='impala', sweeps='SWEEPS'),
     'apex_dqn_atari': Entry('agents.apex.config', 'atari_dqn',
-                            'agents.apex.builder:ApexDQNAtariBuilder', target_field='game',
+                            'agents.apex.builder:ApexDQNBuilder', _ATARI,
+                            'agents.apex.builder:dueling_network', target_field='game',
                             run_dir_prefix='apex_dqn', presets='DQN_PRESETS',
                             check='check_dqn'),
     'apex_dpg_control': Entry('agents.apex.config', 'control_dpg',
-                              'agents.apex.builder:ApexDPGControlBuilder', target_field='task',
+                              'agents.apex.builder:ApexDPGBuilder',
+                              'environments.control:ControlTask',
+                              'agents.apex.builder:actor_critic_network', target_field='task',
                               run_dir_prefix='apex_dpg', presets='DPG_PRESETS',
                               check='check_dpg'),
-    'laser_atari': Entry('agents.laser.config', 'atari', 'agents.laser.builder:LaserAtariBuilder',
-                         target_field='game', run_dir_prefix='laser', sweeps='SWEEPS'),
-    'laser_dmlab30': Entry('agents.laser.config', 'dmlab30',
-                           'agents.laser.builder:LaserDmLab30Builder', target_field='tasks',
-                           run_dir_prefix='laser', presets='DMLAB30_PRESETS',
-                           check='check_dmlab30', fixed_on_resume='DMLAB30_FIXED_ON_RESUME',
-                           sweeps='DMLAB30_SWEEPS'),
+    'laser_atari': Entry('agents.laser.config', 'atari', _LASER_BUILDER, _ATARI,
+                         _UNROLL_NETWORK, target_field='game', run_dir_prefix='laser',
+                         sweeps='SWEEPS'),
+    'laser_dmlab30': Entry('agents.laser.config', 'dmlab30', _LASER_BUILDER, _DMLAB,
+                           _UNROLL_NETWORK, target_field='tasks', run_dir_prefix='laser',
+                           presets='DMLAB30_PRESETS', check='check_dmlab30',
+                           fixed_on_resume='DMLAB30_FIXED_ON_RESUME', sweeps='DMLAB30_SWEEPS'),
     'reactor_atari': Entry('agents.reactor.config', 'atari',
-                           'agents.reactor.builder:ReactorAtariBuilder', target_field='game',
+                           'agents.reactor.builder:ReactorBuilder', _ATARI,
+                           'agents.reactor.builder:reactor_network', target_field='game',
                            run_dir_prefix='reactor'),
-    'impala_atari57': Entry(_IMPALA, 'atari57', 'agents.impala.builder:ImpalaAtari57Builder',
+    'impala_atari57': Entry(_IMPALA, 'atari57', _IMPALA_BUILDER,
+                            'environments.atari:multi_task_games', _UNROLL_NETWORK,
                             target_field='tasks', run_dir_prefix='impala',
                             presets='ATARI57_PRESETS', check='check_atari57',
                             fixed_on_resume='ATARI57_FIXED_ON_RESUME', sweeps='SWEEPS'),
-    'impala_dmlab30': Entry(_IMPALA, 'dmlab30', 'agents.impala.builder:ImpalaDmLab30Builder',
+    'impala_dmlab30': Entry(_IMPALA, 'dmlab30', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
                             target_field='tasks', run_dir_prefix='impala',
                             presets='DMLAB30_PRESETS', check='check_dmlab30',
                             fixed_on_resume='DMLAB30_FIXED_ON_RESUME', sweeps='SWEEPS'),
-    # One level (IMPALA sec. 5.2): the DMLab-30 builder with a `tasks` of one level.
-    'impala_dmlab': Entry(_IMPALA, 'dmlab', 'agents.impala.builder:ImpalaDmLab30Builder',
+    # One level (IMPALA sec. 5.2): DMLab-30's levels piece with a `tasks` of one level.
+    'impala_dmlab': Entry(_IMPALA, 'dmlab', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
                           target_field='tasks', run_dir_prefix='impala_dmlab',
                           presets='DMLAB_PRESETS', check='check_dmlab',
                           fixed_on_resume='DMLAB_FIXED_ON_RESUME', sweeps='SWEEPS'),
@@ -111,14 +127,22 @@ def get(name: str) -> Experiment:
         presets=getattr(config, entry.presets), check=getattr(config, entry.check),
         fixed_on_resume=getattr(config, entry.fixed_on_resume),
         first_update_frames=getattr(config, entry.first_update_frames),
-        builder=_imported_on_call(*entry.builder.split(':')),
+        builder=_composed(entry),
         target_field=entry.target_field, run_dir_prefix=entry.run_dir_prefix,
         sweeps=getattr(config, entry.sweeps) if entry.sweeps else sweeps_lib.NONE)
 
 
-def _imported_on_call(module: str, name: str) -> Callable[[ml_collections.ConfigDict], Any]:
-    """`module.name(config)`, the module imported on the first call: a builder brings in
-    TensorFlow and Reverb, which checking a config does not need (bad input fails fast)."""
+def _composed(entry: Entry) -> Callable[[ml_collections.ConfigDict], Any]:
+    """config -> the entry's builder, composed with its environment piece and network
+    factory; their modules imported on the first call: a builder brings in TensorFlow and
+    Reverb, which checking a config does not need (bad input fails fast)."""
     def make(config: ml_collections.ConfigDict):
-        return getattr(importlib.import_module(module), name)(config)
+        builder, environments, network = (_named(path) for path in (
+            entry.builder, entry.environments, entry.network))
+        return builder(config, environments(config), network)
     return make
+
+
+def _named(path: str):
+    module, name = path.split(':')
+    return getattr(importlib.import_module(module), name)

@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from agents.core import builders
 from agents.core import variables
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
+from launch import experiments
 from reverb_tables import tables
 
 T = 5
@@ -18,7 +18,7 @@ def setup():
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='pong', unroll_length=T, envs_per_actor=1, queue_size=1000,
              life_loss_ends_episode=False, max_episode_frames=200, noop_max=3)
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     learner_net = builder.network()

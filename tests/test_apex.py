@@ -11,12 +11,12 @@ import reverb
 import tensorflow as tf
 
 from agents.apex import acting
-from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import builders
 from agents.core import transitions
 from agents.core import variables
 from agents.reactor import config as reactor_config
+from launch import experiments
 from reverb_tables import tables
 
 STEPS = 20
@@ -65,7 +65,7 @@ def _check_training(builder, learner, inserted, before, after, rows):
 def test_apex_dqn_trains_on_atari(tmp_path):
     c = apex_config.tiny_dqn(apex_config.atari_dqn())
     c.update(game='pong', noop_max=3, max_episode_frames=300)
-    builder = builder_lib.ApexDQNAtariBuilder(c)
+    builder = experiments.get('apex_dqn_atari').builder(c)
     learner, *results = _train(builder, str(tmp_path))
     _check_training(builder, learner, *results)
     # Each finished game is logged with the epsilon_i of its environment (sec. 4.1).
@@ -86,7 +86,7 @@ def test_apex_dqn_trains_on_atari(tmp_path):
 def test_apex_dpg_trains_on_control(tmp_path):
     c = apex_config.tiny(apex_config.control_dpg())
     c.task = 'cartpole_swingup'
-    builder = builder_lib.ApexDPGControlBuilder(c)
+    builder = experiments.get('apex_dpg_control').builder(c)
     _check_training(builder, *_train(builder, str(tmp_path)))
 
 
@@ -113,7 +113,7 @@ def _dpg_batch(reward, **overrides):
     c = apex_config.tiny(apex_config.control_dpg())
     c.update(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1,
              **overrides)
-    builder = builder_lib.ApexDPGControlBuilder(c)
+    builder = experiments.get('apex_dpg_control').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     adder = builder.adder(reverb.Client(address), learner_id=0)

@@ -7,10 +7,10 @@ import pytest
 import reverb
 
 import recorded_steps
-from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
 from agents.core import transitions
 from agents.ops import replay
+from launch import experiments
 from reverb_tables import tables
 
 
@@ -56,7 +56,7 @@ def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames,
     c.update(game='breakout', life_loss_ends_episode=True, noop_max=3,
              max_episode_frames=max_episode_frames, envs_per_actor=1, batch_size=1,
              replay_readers=1)
-    builder = builder_lib.ApexDQNAtariBuilder(c)
+    builder = experiments.get('apex_dqn_atari').builder(c)
     signature = transitions.transition_signature(builder.step_spec(), c.n_step, builder.frame_stack)
     # A queue with the table's signature returns the items in the order they were written.
     server = reverb.Server([reverb.Table.queue(tables.PRIORITIZED, 1000, signature=signature),

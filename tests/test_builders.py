@@ -60,7 +60,37 @@ def test_step_spec_and_tables_are_built_once_per_builder(name, monkeypatch):
 
 def test_a_builder_needs_an_environment_piece():
     with pytest.raises(TypeError, match='is not an environment piece'):
-        impala_builder.ImpalaBuilder(impala_config.atari_experts(), object())
+        impala_builder.ImpalaBuilder(impala_config.atari_experts(), object(),
+                                     impala_builder.unroll_network)
+
+
+_PROJECT = ('agents', 'environments', 'launch', 'reverb_tables', 'paper_tables', 'tests')
+
+
+def _project_bases(path):
+    """(class, its bases that are the project's own classes) of each class in `path`."""
+    with open(path) as f:
+        module = ast.parse(f.read())
+    aliases = {alias.asname or alias.name for node in ast.walk(module)
+               if isinstance(node, ast.ImportFrom) and (node.module or '').split('.')[0]
+               in _PROJECT for alias in node.names}
+    local = {node.name for node in ast.walk(module) if isinstance(node, ast.ClassDef)}
+    for node in ast.walk(module):
+        if isinstance(node, ast.ClassDef):
+            yield node.name, [ast.unparse(base) for base in node.bases if (
+                isinstance(base, ast.Name) and base.id in local | aliases) or (
+                isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)
+                and base.value.id in aliases)]
+
+
+def test_builders_are_composed_not_inherited_from_two_project_classes():
+    """Issue 39: an agent x environment pairing is a registry entry composing an agent's
+    builder, an environment piece and a network factory, not a class with two of the
+    project's classes as bases (a mixin per environment)."""
+    for folder in ('agents', 'environments', 'launch', 'reverb_tables', 'tests/guide_agent'):
+        for path in _sources(folder):
+            for name, bases in _project_bases(path):
+                assert len(bases) <= 1, (os.path.relpath(path, ROOT), name, bases)
 
 
 def test_unknown_experiment_is_a_one_line_error():

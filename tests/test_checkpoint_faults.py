@@ -19,8 +19,8 @@ import tensorflow as tf
 
 from agents.core import builders
 from agents.core import learner as learner_lib
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
+from launch import experiments
 from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import checkpoint_frames
@@ -45,7 +45,7 @@ def _restore(builder, address, run_dir):
 def test_resume_skips_unreadable_checkpoints_for_the_newest_whole_one(tmp_path):
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='pong', batch_size=2)
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     run_dir = str(tmp_path)

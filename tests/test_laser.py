@@ -15,10 +15,10 @@ from agents.core import builders
 from agents.core import datasets
 from agents.core import variables
 from agents.impala import config as impala_config
-from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
 from agents.laser import learning
 from agents.ops import policy_gradient
+from launch import experiments
 from launch_processes import ENV
 from launch_processes import ROOT
 from launch_processes import children
@@ -58,7 +58,7 @@ def _tiny(**overrides):
 @pytest.fixture(name='batch', params=['feed_forward', 'lstm'])
 def mixed_batch(tmp_path, request):
     """One learner batch drawn from the tables a real actor filled, and the network."""
-    builder = builder_lib.LaserAtariBuilder(_tiny(core=request.param))
+    builder = experiments.get('laser_atari').builder(_tiny(core=request.param))
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     network = builder.network()

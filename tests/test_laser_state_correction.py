@@ -15,10 +15,10 @@ from agents.core import pbt_hook
 from agents.core import steps
 from agents.core import variables
 from agents.impala import config as impala_config
-from agents.laser import builder as builder_lib
 from agents.laser import config as laser_config
 from recorded_steps import Recording
 from recorded_steps import episode_kinds
+from launch import experiments
 from reverb_tables import tables
 
 T, STACK = 5, 4
@@ -33,7 +33,7 @@ def _builder(**overrides):
              queue_size=1000, batch_size=6, replay_proportion=0.5, max_episode_frames=200)
     c.update(overrides)
     laser_config.check(c)
-    return builder_lib.LaserAtariBuilder(c)
+    return experiments.get('laser_atari').builder(c)
 
 
 def _recorded_actor(builder, address, run_dir, learner_id=0, num_steps=300):
@@ -119,7 +119,7 @@ def test_an_episode_as_long_as_the_time_limit_is_stored_and_replayed_whole(tmp_p
     1,200 frames: each episode of ~300 steps (20 times what the writer's own history holds, a
     sequence and a chunk) is stored whole, and a replayed row walks it in order from its first
     step to its last, each of its steps the actor's."""
-    assert builder_lib.LaserAtariBuilder(laser_config.atari()).max_episode_steps() == 27_001
+    assert experiments.get('laser_atari').builder(laser_config.atari()).max_episode_steps() == 27_001
     builder = _builder(game='pong', max_episode_frames=1_200, replay_episode_frames=1_200)
     server = reverb.Server(_in_order(builder))
     address = f'localhost:{server.port}'

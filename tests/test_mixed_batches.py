@@ -9,8 +9,8 @@ from agents.core import adders
 from agents.core import builders
 from agents.core import datasets
 from agents.core import steps
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
+from launch import experiments
 from reverb_tables import tables
 
 SPEC = {'n': tf.TensorSpec([], tf.int32), 'x': tf.TensorSpec([2], tf.float32)}
@@ -82,7 +82,7 @@ def test_a_mixture_needs_positive_parts():
 def test_private_tables_per_learner_and_shared_replay():
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='pong', replay_proportion=0.5, num_learners=3)
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     names = sorted(t.name for t in builders.replay_tables(builder, 3))
     assert names == sorted(['queue', 'queue_1', 'queue_2', 'replay', 'variables',
                             'variables_1', 'variables_2', 'episode_stats', 'episode_stats_1',
@@ -90,4 +90,4 @@ def test_private_tables_per_learner_and_shared_replay():
     assert builder.table(tables.QUEUE, 2) == 'queue_2'
     assert builder.table(tables.REPLAY, 2) == 'replay'
     c.replay_shared = False
-    assert builder_lib.ImpalaAtariBuilder(c).table(tables.REPLAY, 2) == 'replay_2'
+    assert experiments.get('impala_atari').builder(c).table(tables.REPLAY, 2) == 'replay_2'

@@ -13,8 +13,8 @@ import tensorflow as tf
 from agents.core import builders
 from agents.core import learner as learner_lib
 from agents.core import transitions
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
+from launch import experiments
 from launch import runtime
 from tiny_learner import batch as _batch
 from tiny_learner import learner as _learner
@@ -23,7 +23,7 @@ from tiny_learner import learner as _learner
 def test_nonfinite_updates_are_skipped_then_stop_the_learner_without_a_checkpoint(tmp_path):
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='pong', reward_clip=0.0, max_nonfinite_updates=3, batch_size=2)
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     rng = np.random.default_rng(0)
@@ -92,7 +92,6 @@ def _apex_sample(builder, rng, reward):
 @pytest.mark.parametrize('experiment, target', [('apex_dqn_atari', 'pong'),
                                                 ('apex_dpg_control', 'cartpole_swingup')])
 def test_apex_updates_skip_nonfinite_batches(experiment, target):
-    from launch import experiments  # pylint: disable=import-outside-toplevel
     spec = experiments.get(experiment)
     config = spec.presets['tiny'](spec.paper_config())
     config[spec.target_field] = target

@@ -15,7 +15,6 @@ import tensorflow as tf
 
 from agents.core import pbt
 from agents.core.config_checks import ConfigError
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from launch import experiments
 from launch import fitness
@@ -86,7 +85,7 @@ def test_a_population_of_one_stops_the_program_before_any_process_starts(tmp_pat
 def test_adapted_hyperparameters_take_effect_without_retracing():
     c = _config(learning_rate=1e-3)
     impala_config.check(c)
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     state = builder.learning_state()
     data = batch(builder, np.random.default_rng(0), 1.0)
     before = state.update(data)
@@ -139,7 +138,7 @@ def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
 
 
 def test_fitness_caps_each_task_mean_not_each_game():
-    builder = builder_lib.ImpalaAtariBuilder(_config(game='breakout'))
+    builder = experiments.get('impala_atari').builder(_config(game='breakout'))
     value = fitness.fitness(builder, 'breakout')
     assert value(_games(1, 'breakout', [1.6, 0.0])) == pytest.approx(0.8)   # not (1 + 0) / 2
     assert value(_games(1, 'breakout', [1.6, 0.6])) == 1.0                   # mean 1.1, capped

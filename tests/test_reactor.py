@@ -15,6 +15,7 @@ from agents.networks import reactor as reactor_network
 from agents.reactor import builder as reactor_builder
 from agents.reactor import config as reactor_config
 from agents.reactor import learning
+from launch import experiments
 from launch_processes import wait_for
 from agents.reactor import lazy_priorities
 from reverb_tables import tables
@@ -106,7 +107,7 @@ def replay_run(tmp_path_factory):
     acting in a thread until the pace table's rate limiter holds it."""
     c = reactor_config.tiny(reactor_config.atari())
     reactor_config.check(c)
-    builder = reactor_builder.ReactorAtariBuilder(c)
+    builder = experiments.get('reactor_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     client = reverb.Client(address)

@@ -9,10 +9,10 @@ import tree
 
 from agents.core import builders
 from agents.core import steps
-from agents.reactor import builder as reactor_builder
 from agents.reactor import config as reactor_config
 from agents.reactor import lazy_priorities
 from benchmarks import atari_steps
+from launch import experiments
 from launch import runtime
 
 
@@ -36,7 +36,7 @@ def _server(builder, checkpoint_dir):
 def test_a_restored_replay_gives_back_every_step_as_written(tmp_path):
     c = _config()
     rng = np.random.default_rng(0)
-    builder = reactor_builder.ReactorAtariBuilder(c)
+    builder = experiments.get('reactor_atari').builder(c)
     written = atari_steps.record(
         builder, 250, lambda: {'behaviour_prob': rng.uniform(size=1).astype(np.float32)},
         lambda: tf.nest.map_structure(lambda s: rng.normal(size=s.shape).astype(np.float32),
@@ -52,7 +52,7 @@ def test_a_restored_replay_gives_back_every_step_as_written(tmp_path):
     client.checkpoint()
     server.stop()
 
-    restored = reactor_builder.ReactorAtariBuilder(c)
+    restored = experiments.get('reactor_atari').builder(c)
     server, client = _server(restored, str(tmp_path))
     table = lazy_priorities.LAZY_PRIORITIZED
     count = client.server_info()[table].current_size
@@ -87,7 +87,7 @@ def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
     """Items of one column per step field (the layout before packing) would reach the
     learner unreadable: the replay server refuses the checkpoint instead."""
     c = _config()
-    builder = reactor_builder.ReactorAtariBuilder(c)
+    builder = experiments.get('reactor_atari').builder(c)
     earlier = steps.trajectory_signature(builder.step_spec(), c.sequence_length)
     server = reverb.Server(
         lazy_priorities.lazy_tables(earlier, capacity=10, slack=10),

@@ -11,11 +11,11 @@ import tensorflow as tf
 from agents.core import builders
 from agents.core import steps
 from agents.core import variables
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
 from agents.core import datasets
 from agents.impala import learning
 from launch import evaluate
+from launch import experiments
 from paper_tables import protocols
 from reverb_tables import tables
 
@@ -28,7 +28,7 @@ def _builder(**overrides):
              life_loss_ends_episode=False, max_episode_frames=120, noop_max=3)
     c.update(overrides)
     impala_config.check(c)
-    return builder_lib.ImpalaAtariBuilder(c)
+    return experiments.get('impala_atari').builder(c)
 
 
 @pytest.fixture(name='written')

@@ -11,8 +11,8 @@ import reverb
 import recorded_steps
 from agents.core import packing
 from agents.core import steps
-from agents.impala import builder as builder_lib
 from agents.impala import config as impala_config
+from launch import experiments
 from reverb_tables import tables
 
 
@@ -21,13 +21,13 @@ def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
     c = impala_config.tiny(impala_config.atari_experts())
     c.update(game='breakout', noop_max=3, max_episode_frames=max_episode_frames,
              envs_per_actor=1, batch_size=1, unroll_length=20)
-    queue_alone = builder_lib.ImpalaAtariBuilder(c)
+    queue_alone = experiments.get('impala_atari').builder(c)
     assert queue_alone.stored_stack == 1     # a queue alone: stacks
     # The observation and the other step fields packed in one column (agents/core/packing.py).
     assert set(queue_alone.tables()[0].make(tables.QUEUE).info.signature) == {
         'observation', packing.PACKED}
     c.replay_proportion = 0.5                                        # table 2's replay
-    builder = builder_lib.ImpalaAtariBuilder(c)
+    builder = experiments.get('impala_atari').builder(c)
     assert builder.stored_stack == 4
     signature = builder.tables()[0].make(tables.QUEUE).info.signature
     assert signature['observation'].shape[0] == c.unroll_length + 1 + 3     # frames once

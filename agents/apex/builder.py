@@ -1,5 +1,6 @@
-"""Ape-X DQN on Atari and Ape-X DPG on the DeepMind Control Suite as builders
-(agents/core/builders.py): the prioritized table, N-step adders, networks and policies."""
+"""Ape-X DQN and Ape-X DPG as builders (agents/core/builders.py): the prioritized table,
+N-step adders and policies; their registry entries compose them with an Atari game and
+`dueling_network`, a control task and `actor_critic_network`."""
 import numpy as np
 import reverb
 import sonnet as snt
@@ -14,13 +15,11 @@ from agents.core import steps
 from agents.core import transitions
 from agents.networks import dpg
 from agents.networks import dqn
-from environments import atari
-from environments import control
 from reverb_tables import tables
 
 
 class _ApexBuilder(builders.Builder):
-    """What both Ape-X agents share; subclasses give the environment, networks and policies."""
+    """What both Ape-X agents share; subclasses give the step spec, learning and policies."""
 
     learning_class = None
     # The prioritized replay (sec. 3) survives a restart: the learner checkpoints it with itself.
@@ -72,22 +71,14 @@ class _ApexBuilder(builders.Builder):
             'bootstrap_value': tf.TensorSpec([], tf.float32)})
 
 
-class ApexDQNAtariBuilder(_ApexBuilder):
-    """Ape-X DQN on one Atari game."""
+class ApexDQNBuilder(_ApexBuilder):
+    """Ape-X DQN (sec. 3.1): epsilon_i-greedy actors of a discrete-action environment."""
 
     learning_class = learning.ApexDQNLearning
 
-    def __init__(self, config):
-        super().__init__(config, atari.AtariGames(config))
-
-    def network(self) -> snt.Module:
-        network = dqn.DuelingQNetwork(self.environments.num_actions,
-                                      precision=self.config.precision)
-        network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
-        return network
-
     def make_step_spec(self) -> dict[str, tf.TensorSpec]:
-        return self._step_spec(tf.TensorSpec(self.environments.observation_shape, tf.uint8),
+        observation_spec, _ = self.environments.environment_specs()
+        return self._step_spec(steps.tensor_specs(observation_spec),
                                tf.TensorSpec([], tf.int32))
 
     def _epsilons(self):
@@ -113,35 +104,42 @@ class ApexDQNAtariBuilder(_ApexBuilder):
         return acting.EpsilonGreedyPolicy(network, np.zeros(1))
 
 
-class ApexDPGControlBuilder(_ApexBuilder):
-    """Ape-X DPG on one DeepMind Control Suite task."""
+class ApexDPGBuilder(_ApexBuilder):
+    """Ape-X DPG (sec. 3.2): Gaussian-noise actors of a continuous-action environment."""
 
     learning_class = learning.ApexDPGLearning
 
-    def __init__(self, config):
-        super().__init__(config, control.ControlTask(config))
-
-    def network(self) -> snt.Module:
-        observation_spec, action_spec = self.environments.environment_specs
-        network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum,
-                                  self.config.precision)
-        observation = tf.zeros((1, *observation_spec.shape))
-        network.critic(observation, network.policy(observation))
-        return network
-
     def make_step_spec(self) -> dict[str, tf.TensorSpec]:
-        observation_spec, action_spec = self.environments.environment_specs
+        observation_spec, action_spec = self.environments.environment_specs()
         return self._step_spec(tf.TensorSpec(observation_spec.shape, tf.float32),
                                tf.TensorSpec(action_spec.shape, tf.float32))
 
     def policy(self, network, actor_id: int, seed: int):
         del actor_id
-        action_spec = self.environments.environment_specs[1]
+        action_spec = self.environments.environment_specs()[1]
         return acting.GaussianNoisePolicy(network, self.config.exploration_sigma,
                                           action_spec.minimum, action_spec.maximum, seed=seed)
 
     def evaluation_policy(self, network) -> acting.GaussianNoisePolicy:
         """Appendix D: the noiseless deterministic policy."""
-        action_spec = self.environments.environment_specs[1]
+        action_spec = self.environments.environment_specs()[1]
         return acting.GaussianNoisePolicy(network, 0.0, action_spec.minimum,
                                           action_spec.maximum)
+
+
+def dueling_network(environment_specs, config) -> snt.Module:
+    """Ape-X DQN's dueling network (sec. 4.1) on stacked frames, computing in `precision`."""
+    observation_spec, action_spec = environment_specs
+    network = dqn.DuelingQNetwork(action_spec.num_values, precision=config.precision)
+    network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
+    return network
+
+
+def actor_critic_network(environment_specs, config) -> snt.Module:
+    """Ape-X DPG's actor and critic (appendix D) on a task's features, the actor's actions
+    within the action spec's bounds, computing in `precision`."""
+    observation_spec, action_spec = environment_specs
+    network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum, config.precision)
+    observation = tf.zeros((1, *observation_spec.shape))
+    network.critic(observation, network.policy(observation))
+    return network

@@ -60,22 +60,34 @@ class Environments(typing.Protocol):
     def reported_task(self, task: str) -> str:
         """The name `task`'s evaluation is reported under (DMLab-30: its test level)."""
 
+    def environment_specs(self) -> tuple[Any, dm_env.specs.Array]:
+        """(the observation spec, a nest of dm_env specs; the action spec): what a network
+        factory is given (the registry's `network`)."""
+
+
+# (environment_specs, config) -> the network, its variables created.
+NetworkFactory = Callable[[tuple, ml_collections.ConfigDict], snt.Module]
+
 
 class Builder(abc.ABC):
-    """What an agent implements, holding its environment piece (`environments`). Its step
-    spec and tables are built once, on first use. `learner_id` selects a learner's private
-    tables (`self.table(name, learner_id)`); with one learner it is always 0."""
+    """What an agent implements, composed with the pieces its registry entry names
+    (launch/experiments.py): an environment piece (`environments`) and a network factory
+    (`make_network`), neither inherited. Its step spec and tables are built once, on first
+    use. `learner_id` selects a learner's private tables (`self.table(name, learner_id)`);
+    with one learner it is always 0."""
 
     # Tables that must survive a restart are checkpointed with the learner's checkpoints.
     replay_checkpointing = False
 
-    def __init__(self, config: ml_collections.ConfigDict, environments: Environments):
+    def __init__(self, config: ml_collections.ConfigDict, environments: Environments,
+                 make_network: NetworkFactory):
         if not isinstance(environments, Environments):
             raise TypeError(f'{type(environments).__name__} is not an environment piece: it '
-                            f'needs environment(), tasks(), reported_task(), suite and '
-                            f'frame_stack')
+                            f'needs environment(), tasks(), reported_task(), '
+                            f'environment_specs(), suite and frame_stack')
         self.config = config
         self.environments = environments
+        self._make_network = make_network
 
     def step_spec(self) -> dict[str, Any]:
         """One step as the actor writes it (agents/core/steps.py)."""
@@ -101,9 +113,9 @@ class Builder(abc.ABC):
     def make_tables(self) -> Sequence[TableDeclaration]:
         """Builds `tables()`."""
 
-    @abc.abstractmethod
     def network(self) -> snt.Module:
-        """The network, with its variables created."""
+        """The network of the environment's specs, with its variables created."""
+        return self._make_network(self.environments.environment_specs(), self.config)
 
     @abc.abstractmethod
     def learning_state(self) -> learning.LearningState:

@@ -52,6 +52,12 @@ def step_spec(*, observation: tf.TensorSpec, action: tf.TensorSpec,
     return spec
 
 
+def tensor_specs(environment_spec) -> Any:
+    """TensorFlow specs (unnamed) of a nest of dm_env specs: an environment piece's
+    observation as a step spec holds it."""
+    return tree.map_structure(lambda s: tf.TensorSpec(s.shape, s.dtype), environment_spec)
+
+
 def state_spec(state) -> Any:
     """The per-environment spec of a batched state nest (e.g. an LSTM's `initial_state(1)`)."""
     return tree.map_structure(lambda s: tf.TensorSpec(s.shape[1:], s.dtype), state)

@@ -1,6 +1,7 @@
-"""IMPALA as builders (agents/core/builders.py), on one Atari game, on Atari-57 or on DMLab-30
-(the multi-task agents of sec. 5.3). `UnrollBuilder` is what every agent learning from actors'
-unrolls with behaviour logits shares: IMPALA's, and LASER's (agents/laser builds on it).
+"""IMPALA as a builder (agents/core/builders.py), composed by its registry entries with the
+environment piece of one Atari game, Atari-57 or DMLab-30 (the multi-task agents of sec. 5.3)
+and `unroll_network`. `UnrollBuilder` is what every agent learning from actors' unrolls with
+behaviour logits shares: IMPALA's, and LASER's (agents/laser builds on it).
 """
 import ml_collections
 import reverb
@@ -16,8 +17,6 @@ from agents.core import steps
 from agents.impala import config as impala_config
 from agents.impala import learning
 from agents.networks import impala as impala_networks
-from environments import atari
-from environments import dmlab
 from reverb_tables import tables
 
 
@@ -28,33 +27,16 @@ class UnrollBuilder(builders.Builder):
         """Unrolls the replay table holds (FIFO removal beyond)."""
         return self.config.replay_capacity
 
-    def network(self) -> snt.Module:
-        """Figure 3's net: feed-forward (IMPALA's Atari experts) or with the LSTM core fed the
-        last action and clipped reward (`core='lstm'`), computing in `precision`."""
-        c = self.config
-        if c.core == 'lstm':
-            network = impala_networks.ImpalaRecurrentNet(
-                self.environments.num_actions, torso=c.torso, use_instruction=False,
-                channel_multiplier=c.channel_multiplier, precision=c.precision)
-            network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
-                           tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
-                           tf.ones((1, 1), tf.bool), network.initial_state(1))
-            return network
-        network = impala_networks.ImpalaFeedForwardNet(self.environments.num_actions, torso=c.torso,
-                                                       channel_multiplier=c.channel_multiplier,
-                                                       precision=c.precision)
-        network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
-        return network
-
     def make_step_spec(self) -> dict:
+        observation_spec, action_spec = self.environments.environment_specs()
         core_state = None
         if self.config.core == 'lstm':
             core_state = steps.state_spec(impala_networks.ImpalaRecurrentNet(
-                self.environments.num_actions, use_instruction=False).initial_state(1))
+                action_spec.num_values, use_instruction=False).initial_state(1))
         return steps.step_spec(
-            observation=tf.TensorSpec(self.environments.observation_shape, tf.uint8),
+            observation=steps.tensor_specs(observation_spec),
             action=tf.TensorSpec([], tf.int32),
-            extras={'behaviour_logits': tf.TensorSpec([self.environments.num_actions], tf.float32)},
+            extras={'behaviour_logits': tf.TensorSpec([action_spec.num_values], tf.float32)},
             core_state=core_state)
 
     def make_tables(self) -> list[builders.TableDeclaration]:
@@ -134,7 +116,9 @@ class UnrollBuilder(builders.Builder):
 
 class ImpalaBuilder(UnrollBuilder):
     """Actors write unrolls of T+1 steps into a queue, and into a uniform replay when
-    `replay_proportion` > 0 (sec. 5.2.2); the learner's batches mix the two."""
+    `replay_proportion` > 0 (sec. 5.2.2); the learner's batches mix the two. On one Atari
+    game (the experts, sec. 5.2), Atari-57 or DMLab-30 (the multi-task agents of sec. 5.3), as
+    its registry entry composes it."""
 
     def learning_state(self) -> learning.UnrollLearning:
         c = self.config
@@ -142,51 +126,28 @@ class ImpalaBuilder(UnrollBuilder):
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
 
-class ImpalaAtariBuilder(ImpalaBuilder):
-    """On one Atari game (the experts, sec. 5.2)."""
-
-    def __init__(self, config: ml_collections.ConfigDict):
-        super().__init__(config, atari.AtariGames(config))
-
-
-class ImpalaAtari57Builder(ImpalaBuilder):
-    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G): one network for every game
-    of `config.tasks`; each environment plays the game `builders.assigned_task` gives it, on
-    the full 18-action set."""
-
-    def __init__(self, config: ml_collections.ConfigDict):
-        super().__init__(config, atari.AtariGames(config, multi_task=True))
-
-
-class DmLab30Unrolls:
-    """What an unroll builder on DMLab-30 (sec. 5.3.1) has in place of Atari's: the levels of
-    `config.tasks` (environments/dmlab.py), whose step's observation is the frame and the
-    instruction's word ids, and figure 3's network with the LSTM core and the instruction
-    encoder, one for every level. Mixed in before an `UnrollBuilder` (IMPALA's here, LASER's
-    in agents/laser/builder.py)."""
-
-    def __init__(self, config: ml_collections.ConfigDict):
-        super().__init__(config, dmlab.DmLabLevels(config))
-
-    def make_step_spec(self) -> dict:
-        spec = super().make_step_spec()
-        spec['observation'] = {
-            'pixels': spec['observation'],
-            'instruction': tf.TensorSpec([self.config.instruction_length], tf.int32)}
-        return spec
-
-    def network(self) -> impala_networks.ImpalaRecurrentNet:
-        c = self.config
+def unroll_network(environment_specs, config: ml_collections.ConfigDict) -> snt.Module:
+    """Figure 3's net, computing in `precision`: feed-forward (IMPALA's Atari experts) or with
+    the LSTM core fed the last action and clipped reward (`core='lstm'`); on DMLab, whose
+    observation holds the instruction's words, always with the core and the instruction
+    encoder (figure 3, right). The network factory of IMPALA's and LASER's entries."""
+    observation_spec, action_spec = environment_specs
+    c = config
+    num_actions = action_spec.num_values
+    instruction = isinstance(observation_spec, dict) and 'instruction' in observation_spec
+    if instruction or c.core == 'lstm':
+        words = dict(vocabulary_size=c.instruction_vocabulary) if instruction else dict(
+            use_instruction=False)
         network = impala_networks.ImpalaRecurrentNet(
-            self.environments.num_actions, torso=c.torso,
-            channel_multiplier=c.channel_multiplier, vocabulary_size=c.instruction_vocabulary,
-            precision=c.precision)
+            num_actions, torso=c.torso, channel_multiplier=c.channel_multiplier,
+            precision=c.precision, **words)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
-                                            self.step_spec()['observation'])
+                                            observation_spec)
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
                        tf.ones((1, 1), tf.bool), network.initial_state(1))
         return network
-
-
-class ImpalaDmLab30Builder(DmLab30Unrolls, ImpalaBuilder):
-    """The multi-task agent on DMLab-30 (sec. 5.3.1): IMPALA's learner on `DmLab30Unrolls`."""
+    network = impala_networks.ImpalaFeedForwardNet(num_actions, torso=c.torso,
+                                                   channel_multiplier=c.channel_multiplier,
+                                                   precision=c.precision)
+    network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
+    return network

@@ -1,6 +1,7 @@
-"""LASER as builders (agents/core/builders.py): IMPALA's unroll builder
+"""LASER as a builder (agents/core/builders.py): IMPALA's unroll builder
 (agents/impala/builder.py) with a replay sized in observations, shared by a sweep, checkpointed
-with the learners, and LASER's loss; on one Atari game or on DMLab-30 (sec. 5.1). With the LSTM
+with the learners, and LASER's loss; composed by its registry entries with one Atari game or
+DMLab-30 (sec. 5.1) and IMPALA's `unroll_network`. With the LSTM
 core the replay holds whole episodes, which the learner replays from their first step carrying
 the core state (app. A.2's full state correction, agents/laser/learning.py)."""
 import functools
@@ -17,7 +18,6 @@ from agents.impala import builder as impala_builder
 from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
 from agents.laser import learning
-from environments import atari
 from reverb_tables import tables
 
 
@@ -94,14 +94,3 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         frames = min(c.get('max_episode_frames') or c.replay_episode_frames,
                      c.replay_episode_frames)
         return frames // c.action_repeat + 1
-
-
-class LaserAtariBuilder(LaserBuilder):
-    """On one Atari game (sec. 5.1, 5.5)."""
-
-    def __init__(self, config):
-        super().__init__(config, atari.AtariGames(config))
-
-
-class LaserDmLab30Builder(impala_builder.DmLab30Unrolls, LaserBuilder):
-    """On DMLab-30, every agent on all levels at once (sec. 5.1, 5.3, 5.4)."""

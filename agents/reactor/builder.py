@@ -1,6 +1,7 @@
-"""Reactor on Atari as a builder (agents/core/builders.py): lazily prioritized sequence replay
-(sec. 3.3) paced at 5 acting steps per learning step (sec. 3.4), the table 3 network, and the
-learner of agents/reactor/learning.py."""
+"""Reactor as a builder (agents/core/builders.py): lazily prioritized sequence replay (sec. 3.3)
+paced at 5 acting steps per learning step (sec. 3.4) and the learner of
+agents/reactor/learning.py; its registry entry composes it with an Atari game and
+`reactor_network` (table 3)."""
 from typing import Iterator
 
 import reverb
@@ -12,16 +13,15 @@ from agents.core import builders
 from agents.core import packing as packing_lib
 from agents.core import replay_feedback
 from agents.core import steps
-from agents.networks import reactor as reactor_network
+from agents.networks import reactor as reactor_networks
 from agents.reactor import acting
 from agents.reactor import lazy_priorities
 from agents.reactor import learning
-from environments import atari
 
 PACE = 'reactor_pace'
 
 
-class ReactorAtariBuilder(builders.Builder):
+class ReactorBuilder(builders.Builder):
     """Actors write every overlapping sequence of n steps, each with the core state at its
     start and its stream and position, into the two lazy-priority tables and, as a stub of
     its small fields, into the pace table; each step's frame once, its other fields packed
@@ -32,14 +32,16 @@ class ReactorAtariBuilder(builders.Builder):
     # Replay and its bookkeeping survive a restart (Reverb checkpoint with the learner's).
     replay_checkpointing = True
 
-    def __init__(self, config):
-        super().__init__(config, atari.AtariGames(config))
+    def __init__(self, config, environments: builders.Environments,
+                 make_network: builders.NetworkFactory):
+        super().__init__(config, environments, make_network)
         self._replays = {}
 
     def make_step_spec(self) -> dict:
-        network = reactor_network.ReactorNet(self.environments.num_actions, self.config.num_atoms)
+        observation_spec, action_spec = self.environments.environment_specs()
+        network = reactor_networks.ReactorNet(action_spec.num_values, self.config.num_atoms)
         return steps.step_spec(
-            observation=tf.TensorSpec(self.environments.observation_shape, tf.uint8),
+            observation=steps.tensor_specs(observation_spec),
             action=tf.TensorSpec([], tf.int32),
             extras={'behaviour_prob': tf.TensorSpec([], tf.float32),
                     lazy_priorities.STREAM: tf.TensorSpec([], tf.int64),
@@ -67,13 +69,6 @@ class ReactorAtariBuilder(builders.Builder):
         made = lazy + [pace, *lazy_priorities.snapshot_tables()]
         return [builders.TableDeclaration(table.name, lambda name, t=table: t, shared=True)
                 for table in made]
-
-    def network(self) -> snt.Module:
-        network = reactor_network.ReactorNet(self.environments.num_actions, self.config.num_atoms,
-                                             self.config.policy_epsilon, self.config.precision)
-        network.unroll(tf.zeros((1, 1, *self.environments.observation_shape), tf.uint8),
-                       tf.ones((1, 1), tf.bool), network.initial_state(1))
-        return network
 
     def learning_state(self) -> learning.ReactorLearning:
         c = self.config
@@ -144,3 +139,14 @@ class ReactorAtariBuilder(builders.Builder):
         before each learning step", sec. 3.4): every `acting_steps_per_learning_step` steps,
         i.e. once per learning step of the paper's pace."""
         return max(1, round(self.config.acting_steps_per_learning_step))
+
+
+def reactor_network(environment_specs, config) -> snt.Module:
+    """Table 3's dual-LSTM network with `num_atoms` atoms, its policy mixed with
+    `policy_epsilon` of the uniform one, computing in `precision`."""
+    observation_spec, action_spec = environment_specs
+    network = reactor_networks.ReactorNet(action_spec.num_values, config.num_atoms,
+                                             config.policy_epsilon, config.precision)
+    network.unroll(tf.zeros((1, 1, *observation_spec.shape), observation_spec.dtype),
+                   tf.ones((1, 1), tf.bool), network.initial_state(1))
+    return network

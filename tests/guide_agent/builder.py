@@ -14,7 +14,6 @@ from agents.core import datasets
 from agents.core import softmax_policy
 from agents.core import steps
 from agents.networks import impala as impala_networks
-from environments import atari
 from reverb_tables import tables
 from tests.guide_agent import learning
 
@@ -22,15 +21,14 @@ ITEM_LENGTH = 2      # o_t and o_{t+1}
 
 
 class OneStepActorCriticBuilder(builders.Builder):
-    """IMPALA's feed-forward network (figure 3, shallow) on `config.game`."""
-
-    def __init__(self, config: ml_collections.ConfigDict):
-        super().__init__(config, atari.AtariGames(config))
+    """Items of 2 steps through a queue; its registry entry composes it with an Atari game
+    and `feed_forward_network`."""
 
     def make_step_spec(self) -> dict:
-        num_actions = self.environments.num_actions
+        observation_spec, action_spec = self.environments.environment_specs()
+        num_actions = action_spec.num_values
         return steps.step_spec(
-            observation=tf.TensorSpec(self.environments.observation_shape, tf.uint8),
+            observation=steps.tensor_specs(observation_spec),
             action=tf.TensorSpec([], tf.int32),
             extras={'behaviour_logits': tf.TensorSpec([num_actions], tf.float32)})
 
@@ -38,11 +36,6 @@ class OneStepActorCriticBuilder(builders.Builder):
         signature = steps.trajectory_signature(self.step_spec(), ITEM_LENGTH)
         return [builders.TableDeclaration(tables.QUEUE, lambda name: tables.queue_table(
             signature, self.config.queue_size, name=name))]
-
-    def network(self) -> snt.Module:
-        network = impala_networks.ImpalaFeedForwardNet(self.environments.num_actions)
-        network(tf.zeros((1, *self.environments.observation_shape), tf.uint8))
-        return network
 
     def learning_state(self) -> learning.OneStepLearning:
         return learning.OneStepLearning(self.network(), self.config,
@@ -64,3 +57,12 @@ class OneStepActorCriticBuilder(builders.Builder):
 
     def evaluation_policy(self, network: snt.Module) -> softmax_policy.SoftmaxPolicy:
         return softmax_policy.SoftmaxPolicy(network)
+
+
+def feed_forward_network(environment_specs, config: ml_collections.ConfigDict) -> snt.Module:
+    """IMPALA's feed-forward network (figure 3, shallow): the guide's network factory."""
+    del config
+    observation_spec, action_spec = environment_specs
+    network = impala_networks.ImpalaFeedForwardNet(action_spec.num_values)
+    network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
+    return network
