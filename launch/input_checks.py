@@ -143,13 +143,15 @@ def protocol(spec, config, name: str, flag: str):
     fitting = [p.name for p in protocols.PROTOCOLS.values()
                if (p.paper, p.action_set, p.human_starts) == (own.paper, action_set, False)]
     if not fitting:
-        raise ConfigError(f'--config.action_set={action_set}: no {own.paper} protocol plays '
-                          f'it, so the run could not be evaluated; use --config.action_set='
-                          f'{own.action_set}')
+        raise ConfigError(f'--config.action_set={action_set}: no {own.paper or "paper-less"} '
+                          f'protocol plays it, so the run could not be evaluated; use '
+                          f'--config.action_set={own.action_set}')
     if name not in fitting:
-        raise ConfigError(f'{flag}={name} is a protocol of {found.paper} (table {found.table}, '
-                          f'{found.action_set} action set), not of {spec.name} on the '
-                          f'{action_set} action set; use {flag}={" or ".join(fitting)}')
+        whose = (f'{found.paper} (table {found.table}, ' if found.paper
+                 else 'no paper (')
+        raise ConfigError(f'{flag}={name} is a protocol of {whose}{found.action_set} action '
+                          f'set), not of {spec.name} on the {action_set} action set; use '
+                          f'{flag}={" or ".join(fitting)}')
     return found
 
 

@@ -1,4 +1,5 @@
-"""Evaluation protocols: how each paper table's scores were measured.
+"""Evaluation protocols: how each paper table's scores were measured, and how an agent that no
+paper table reports is scored (a protocol of no paper, `paper=None`).
 
 A run is evaluated under the protocol of the table it is compared with. Where a paper does not
 state a setting, the value chosen is marked "assumption" in a comment.
@@ -19,8 +20,8 @@ class EvalProtocol:
     levels have a fixed duration).
     """
     name: str                # e.g. 'impala_atari_noop'
-    paper: str               # 'impala' | 'apex' | 'laser' | 'reactor'
-    table: str               # which table(s) of the paper it reproduces
+    paper: str | None        # 'impala' | 'apex' | 'laser' | 'reactor'; None: of no paper
+    table: str | None        # which table(s) of the paper it reproduces; None: none
     episodes: int            # episodes averaged per game or level
     noop_max: int            # random no-ops uniform in [1, noop_max] at episode start; 0 = none
     max_episode_frames: int  # emulator frame cap (108_000 = 30 min at 60 Hz); 0 = none
@@ -106,6 +107,13 @@ _PROTOCOLS = (
     EvalProtocol(name='reactor_atari_human', paper='reactor', table='4 and 1',
                  episodes=200, noop_max=0, max_episode_frames=THIRTY_MINUTES,
                  action_set='minimal', epsilon=0.0, human_starts=True),
+    # No paper's: how an Atari agent that no paper table reports is scored (a new agent's,
+    # docs/architecture.md "Where a new agent plugs in"), the no-op regime of DQN (Mnih et al.,
+    # 2015) that every paper here follows: up to 30 no-ops, the 30-minute cap, the minimal
+    # action set, the agent's own policy; 100 episodes, Ape-X's and LASER's count.
+    EvalProtocol(name='atari_noop', paper=None, table=None, episodes=100, noop_max=30,
+                 max_episode_frames=THIRTY_MINUTES, action_set='minimal', epsilon=0.0,
+                 human_starts=False),
 )
 
 PROTOCOLS = {protocol.name: protocol for protocol in _PROTOCOLS}

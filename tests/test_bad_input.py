@@ -238,6 +238,10 @@ CASES = [
      'error: --config.eval_protocol=impala_atari_noop is a protocol of impala (table C.1 and 4 '
      '(experts), minimal action set), not of apex_dqn_atari on the minimal action set; use '
      '--config.eval_protocol=apex_atari_noop'),
+    ('launch.impala_atari', ['--config.eval_protocol=atari_noop'],
+     'error: --config.eval_protocol=atari_noop is a protocol of no paper (minimal action set), '
+     'not of impala_atari on the minimal action set; use '
+     '--config.eval_protocol=impala_atari_noop'),
     ('launch.reactor_atari', ['--config.eval_protocol=reactor_atari_human'],
      'error: --config.eval_protocol=reactor_atari_human needs human start states, which are '
      'not public; use the no-op protocol of the same table'),

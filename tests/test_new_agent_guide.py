@@ -114,7 +114,7 @@ def test_the_agent_registers_launches_trains_checkpoints_resumes_and_evaluates(t
     assert checkpoint_frames(run_dir) >= 4_000
     # Evaluated under its protocol; no paper table to compare with (step 8), said in one line.
     evaluation = _rows(os.path.join(run_dir, 'evaluation.csv'))
-    assert [(r['game'], r['protocol']) for r in evaluation] == [('breakout', 'impala_atari_noop')]
+    assert [(r['game'], r['protocol']) for r in evaluation] == [('breakout', 'atari_noop')]
     assert "no default paper table for experiment 'guide_actor_critic_atari'" in first.stdout
 
     more = _launch(run_dir, '--config.total_frames=5000')

@@ -37,7 +37,7 @@ def atari() -> ml_collections.ConfigDict:
     c.total_frames = 50_000_000
 
     # Runtime: how this machine runs it (agents/core/runtime_config.py).
-    runtime_config.add(c, eval_protocol='impala_atari_noop')
+    runtime_config.add(c, eval_protocol='atari_noop')   # no paper's table reports it
     c.queue_size = 64                # transitions buffered between actors and learner
     return c
 
