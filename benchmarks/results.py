@@ -92,11 +92,13 @@ class Crossing:
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """`score` by `frames`, or `factor` x the best score of the rows `relative_to` at `frames`."""
+    """`score` by `frames`, `factor` x the best score of the rows `relative_to` at `frames`, or
+    the lowest seed of the row `spread_of` at `frames` (within its seeds' spread, or above)."""
     frames: int
     score: float | None = None
     relative_to: tuple[str, ...] = ()
     factor: float = 1.0
+    spread_of: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,6 +237,16 @@ ROWS = {row.name: row for row in (
     Row('apex_dpg_walker_walk_spi32', 'Ape-X DPG, 32 sampled per inserted transition',
         *_control('walker_walk', 250_000, '--config.samples_per_insert=32'),
         marks=_DPG_MARKS[:2], target=Target(250_000, 0.95 * 909), published=_D4PG_WALKER[:2],
+        statistic='window', experiment=True),
+    # Issue 37: bfloat16 networks learn as float32 ones at equal frames, within the spread of
+    # the float32 seeds of the same command.
+    Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',
+        *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M, '--config.precision=bfloat16'),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, spread_of='impala_breakout'),
+        published=_RLLIB_BREAKOUT, experiment=True),
+    Row('apex_dpg_walker_walk_bfloat16', 'Ape-X DPG, bfloat16 networks',
+        *_control('walker_walk', 250_000, '--config.precision=bfloat16'), marks=_DPG_MARKS[:2],
+        target=Target(250_000, spread_of='apex_dpg_walker_walk'), published=_D4PG_WALKER[:2],
         statistic='window', experiment=True),
     # LASER as it was: annealed to 0 at the row's budget.
     Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',

@@ -158,6 +158,12 @@ def target(row, folders):
     folder ({name: Folder or None})."""
     goal = row.target
     at = frames_text(goal.frames)
+    if goal.spread_of:
+        seeds = seed_scores(folders.get(goal.spread_of), goal.frames)
+        text = f'the lowest seed of {goal.spread_of} at {at}'
+        if not seeds:
+            return None, f'{text} (unknown: {goal.spread_of} not at {at} yet)'
+        return min(seeds.values()), f'{text} = {min(seeds.values()):.1f}'
     if not goal.relative_to:
         return goal.score, f'{goal.score:g} by {at}'
     others = {name: score_at(folders.get(name), goal.frames) for name in goal.relative_to}

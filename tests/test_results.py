@@ -50,6 +50,7 @@ def test_row_commands_are_valid_launch_commands(row):
     assert {p.frames for p in row.published} <= set(row.marks)
     assert {p.source for p in row.published} <= set(results.SOURCES)
     assert set(row.target.relative_to) <= set(results.ROWS)
+    assert row.target.spread_of in (None, *results.ROWS)
     assert max(row.marks) <= (row.stop_frames or config.total_frames)
 
 
@@ -135,6 +136,18 @@ def test_a_relative_target_comes_from_the_other_rows_folders():
     laser = results.ROWS['laser_breakout']     # 1.5x impala_breakout's mean at 5M
     assert results_table.target(laser, {'impala_breakout': _folder(
         6_000_000, [4.0] * 60, [2.0] * 60)})[0] == pytest.approx(4.5)
+
+
+def test_a_spread_target_is_the_other_rows_lowest_seed():
+    """Issue 37's bfloat16 rows: within the float32 seeds' spread (or above) at the mark."""
+    row = results.ROWS['impala_breakout_bfloat16']
+    folders = {'impala_breakout': _folder(10_000_000, [60.0] * 100, [66.0] * 100,
+                                          [63.0] * 100)}
+    score, text = results_table.target(row, folders)
+    assert score == pytest.approx(60.0) and 'lowest seed of impala_breakout' in text
+    folders['impala_breakout'] = _folder(5_000_000, [60.0] * 50)     # not at 10M yet
+    score, text = results_table.target(row, folders)
+    assert score is None and 'impala_breakout not at 10M' in text
 
 
 def test_training_time_leaves_out_the_pause_of_a_resumption():
