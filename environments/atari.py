@@ -256,6 +256,10 @@ class AtariGames:
     def frame_stack(self) -> int:
         return self.config.frame_stack
 
+    @property
+    def max_episode_frames(self) -> int:
+        return self.config.max_episode_frames
+
     def environment_specs(self) -> tuple[specs.Array, specs.DiscreteArray]:
         """The observation (the stacked frames) and action specs."""
         return (specs.Array(self.observation_shape, np.uint8, 'observation'),

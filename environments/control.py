@@ -74,6 +74,7 @@ class ControlTask:
 
     suite = None         # no reference scores: no PBT fitness (launch/fitness.py)
     frame_stack = 1      # features, not frames
+    max_episode_frames = 0   # the task's own time limit ends its episodes
 
     def __init__(self, config):
         self.config = config

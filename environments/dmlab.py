@@ -197,6 +197,7 @@ class DmLabLevels:
 
     suite = 'dmlab30'    # whose references score its levels (PBT's fitness: launch/fitness.py)
     frame_stack = 1      # one frame per observation: no stacking on DMLab
+    max_episode_frames = 0   # a level's own time limit ends its episodes
 
     def __init__(self, config):
         self.config = config

@@ -119,7 +119,8 @@ def test_an_episode_as_long_as_the_time_limit_is_stored_and_replayed_whole(tmp_p
     1,200 frames: each episode of ~300 steps (20 times what the writer's own history holds, a
     sequence and a chunk) is stored whole, and a replayed row walks it in order from its first
     step to its last, each of its steps the actor's."""
-    assert experiments.get('laser_atari').builder(laser_config.atari()).max_episode_steps() == 27_001
+    paper = experiments.get('laser_atari').builder(laser_config.atari())
+    assert paper.max_episode_steps() == 27_001
     builder = _builder(game='pong', max_episode_frames=1_200, replay_episode_frames=1_200)
     server = reverb.Server(_in_order(builder))
     address = f'localhost:{server.port}'

@@ -48,6 +48,7 @@ class Environments(typing.Protocol):
 
     suite: str | None     # whose references score its tasks (PBT's fitness); None: none
     frame_stack: int      # frames per observation, which the adders store once each
+    max_episode_frames: int   # the cap on a training episode's frames; 0: its own end only
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> dm_env.Environment:
         """A training environment (of `task`, one of `tasks()`, for a multi-task piece), or

@@ -91,6 +91,6 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         limit where it is shorter, in agent steps, and the step holding the final observation
         (environments/settings.py)."""
         c = self.config
-        frames = min(c.get('max_episode_frames') or c.replay_episode_frames,
+        frames = min(self.environments.max_episode_frames or c.replay_episode_frames,
                      c.replay_episode_frames)
         return frames // c.action_repeat + 1
