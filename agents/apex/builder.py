@@ -31,8 +31,13 @@ class _ApexBuilder(builders.Builder):
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
             signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
             min_size_to_sample=c.min_replay_size,
-            eviction_exponent=c.get('eviction_exponent'),
+            eviction_exponent=self.eviction_exponent(),
             samples_per_insert=c.samples_per_insert, name=name))]
+
+    def eviction_exponent(self) -> float | None:
+        """Removal from the full table by prioritized sampling at this exponent; None: FIFO
+        (Ape-X DQN, sec. 4.1)."""
+        return None
 
     def learning_state(self) -> tf.Module:
         c = self.config
@@ -108,6 +113,10 @@ class ApexDPGBuilder(_ApexBuilder):
     """Ape-X DPG (sec. 3.2): Gaussian-noise actors of a continuous-action environment."""
 
     learning_class = learning.ApexDPGLearning
+
+    def eviction_exponent(self) -> float:
+        """Appendix D: the full replay evicts by prioritized sampling at -0.4."""
+        return self.config.eviction_exponent
 
     def make_step_spec(self) -> dict[str, tf.TensorSpec]:
         observation_spec, action_spec = self.environments.environment_specs()
