@@ -1,8 +1,9 @@
 """The builder seam: what every agent declares, and the one assembler that turns any builder
 into the replay, learner and actor roles (docs/architecture.md, "Where a new agent plugs in").
 
-An agent's builder says what is particular to it: its tables, its step schema, its network,
-learning state and dataset, its adders and policies, its environment. Everything else (seeding,
+An agent's builder says what is particular to it: its tables, its step schema, its learning
+state and dataset, its adders and policies; its registry entry composes it with an environment
+piece and a network factory (launch/experiments.py). Everything else (seeding,
 parameter broadcast, episode statistics, checkpoints, logs, which tables are private to a
 learner) is done here, once.
 """
