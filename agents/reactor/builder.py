@@ -146,7 +146,7 @@ def reactor_network(environment_specs, config) -> snt.Module:
     `policy_epsilon` of the uniform one, computing in `precision`."""
     observation_spec, action_spec = environment_specs
     network = reactor_networks.ReactorNet(action_spec.num_values, config.num_atoms,
-                                             config.policy_epsilon, config.precision)
+                                          config.policy_epsilon, config.precision)
     network.unroll(tf.zeros((1, 1, *observation_spec.shape), observation_spec.dtype),
                    tf.ones((1, 1), tf.bool), network.initial_state(1))
     return network
