@@ -1,6 +1,6 @@
 """Every experiment's config, field by field: each preset of its paper config, then each
-named sweep's members (their values and the checks' resolution), and the fields a resumed
-run cannot change. `tests/experiment_configs.json`
+named sweep's members (their values and the checks' resolution), the fields a resumed run
+cannot change, and the range each field is checked against. `tests/experiment_configs.json`
 holds the dump as the configs stood before the typed-config work (issue 39): that work may
 change how a config is written, never what it holds.
 
@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+from agents.core import config_checks
 from launch import experiments
 
 GOLDEN = os.path.join(os.path.dirname(__file__), 'experiment_configs.json')
@@ -31,7 +32,7 @@ def _fake_deepmind_lab():
 
 def dump() -> dict:
     """{experiment: {preset: fields, 'sweep <name> (<preset>)': [member fields, ...],
-    'fixed on resume': [field, ...]}}."""
+    'fixed on resume': [field, ...], 'ranges': {field: 'range (meaning)'}}}."""
     with _fake_deepmind_lab():
         return _dump()
 
@@ -40,7 +41,8 @@ def _dump() -> dict:
     result = {}
     for name in experiments.NAMES:
         experiment = experiments.get(name)
-        entries = {'fixed on resume': sorted(experiment.fixed_on_resume)}
+        entries = {'fixed on resume': sorted(experiment.fixed_on_resume),
+                   'ranges': _ranges(experiment.paper_config())}
         for preset, apply in experiment.presets.items():
             config = apply(experiment.paper_config())
             experiment.check(config)
@@ -52,6 +54,12 @@ def _dump() -> dict:
                     for i in range(len(experiment.sweeps.members(config)))]
         result[name] = entries
     return json.loads(json.dumps(result, sort_keys=True))   # tuples as lists, as saved
+
+
+def _ranges(config) -> dict:
+    """{field: 'range (meaning)'} of every field `config_checks.declared` holds to a range."""
+    return {field: f'{found[0]} ({found[1]})' for field in config
+            if (found := config_checks.rule(field))}
 
 
 if __name__ == '__main__':
