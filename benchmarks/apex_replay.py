@@ -60,8 +60,8 @@ def _timed(fn, seconds):
 
 def main(argv):
     del argv
-    config = apex_config.atari_dqn()
-    config.replay_readers = _READERS.value or config.replay_readers
+    config = apex_config.ApexDQNAtari()
+    config = config.replace(replay_readers=_READERS.value or config.replay_readers)
     builder = experiments.get('apex_dqn_atari').builder(config)
     rng = np.random.default_rng(0)
     recorded = atari_steps.record(builder, _GAME_STEPS.value, lambda: {

@@ -154,8 +154,7 @@ def layer_figures(config, unrolls, ms_init, report_at, seed=0):
 def optimizer_figures():
     """(b): per-layer figures for batch 32 and 4, ms = 1 and ms = 0."""
     from agents.impala import config as impala_config  # pylint: disable=C0415
-    paper = impala_config.atari_experts()
-    paper.game = _GAME.value
+    paper = impala_config.ImpalaAtari(game=_GAME.value)
     quick = impala_config.quick(paper)
     report_at = sorted({int(u) for u in _UPDATES.value})
     unrolls = random_unrolls(paper, 256)

@@ -104,15 +104,12 @@ def _config(**overrides):
     """The run's config: the agent's `--preset`, on `--game`, with `--envs_per_actor` where
     given; IMPALA's with `--torso` and `--core`, the others' as their preset has them."""
     spec = _experiment()
-    c = spec.presets[_PRESET.value](spec.paper_config())
-    c.game = _GAME.value
+    c = spec.presets[_PRESET.value](spec.paper_config()).replace(game=_GAME.value)
     if _AGENT.value == 'impala':
-        c.torso = _TORSO.value
-        c.core = _CORE.value
+        c = c.replace(torso=_TORSO.value, core=_CORE.value)
     if _ENVS_PER_ACTOR.value:
-        c.envs_per_actor = _ENVS_PER_ACTOR.value
-    c.update(overrides)
-    return c
+        c = c.replace(envs_per_actor=_ENVS_PER_ACTOR.value)
+    return c.replace(**overrides)
 
 
 def frames_per_update(config) -> float:
@@ -220,7 +217,7 @@ def part_learner(config):
     from launch import experiments  # pylint: disable=import-outside-toplevel
     from agents.core import steps  # pylint: disable=import-outside-toplevel
     if _BATCH.value:
-        config.batch_size = _BATCH.value
+        config = config.replace(batch_size=_BATCH.value)
     b = experiments.get('impala_atari').builder(config)
     state = learning.impala_learning(b.network(), config, jit_compile=_JIT.value)
     rng = np.random.default_rng(0)
@@ -449,7 +446,8 @@ def main(argv):
         c = _run_part('learner', jit=False)['fps_per_core']
         given_e = []
     limit = cores / (1 / a + 1 / b + 1 / c)
-    print(f'agent={_AGENT.value} game={_GAME.value} torso={config.get("torso", "-")} '
+    torso = config.torso if 'torso' in config else '-'
+    print(f'agent={_AGENT.value} game={_GAME.value} torso={torso} '
           f'preset={_PRESET.value} cores={cores} envs_per_actor={config.envs_per_actor} '
           f'batch={config.batch_size} frames_per_update={frames_per_update(config):g}',
           flush=True)

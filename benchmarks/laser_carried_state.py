@@ -50,12 +50,12 @@ def second_pass(network, batch, start):
 
 def main(argv):
     del argv
-    config = laser_config.quick(laser_config.atari())
+    config = laser_config.quick(laser_config.LaserAtari())
     online_rows = config.batch_size - impala_config.replay_batch_size(config)
     # One environment; a queue holding every online unroll the actor writes.
     steps = (_UPDATES.value * online_rows + 2) * config.unroll_length
-    config.update(game=_GAME.value, envs_per_actor=1, queue_size=steps)
-    laser_config.check(config)
+    config = laser_config.check(config.replace(game=_GAME.value, envs_per_actor=1,
+                                               queue_size=steps))
     builder = experiments.get('laser_atari').builder(config)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'

@@ -149,12 +149,11 @@ def main(argv):
                 break
             except Exception:  # pylint: disable=broad-except
                 time.sleep(0.5)
-        config = laser_config.atari()
-        config.update(game=_GAME.value, core=_CORE.value)
+        config = laser_config.LaserAtari(game=_GAME.value, core=_CORE.value)
         if _EPISODE_FRAMES.value:
-            config.update(max_episode_frames=_EPISODE_FRAMES.value,
-                          replay_episode_frames=_EPISODE_FRAMES.value)
-        laser_config.check(config)
+            config = config.replace(max_episode_frames=_EPISODE_FRAMES.value,
+                                    replay_episode_frames=_EPISODE_FRAMES.value)
+        config = laser_config.check(config)
         builder = experiments.get('laser_atari').builder(config)
         actor = _Actor(builder, client)
         time.sleep(2.0)

@@ -77,8 +77,8 @@ def _config(name: str, precision: str):
     from launch import experiments  # pylint: disable=import-outside-toplevel
     experiment = experiments.get(AGENTS[name].experiment)
     c = experiment.presets['quick'](experiment.paper_config())
-    c.update({**_target(experiment), **AGENTS[name].fields, 'precision': precision,
-              'jit_compile': str(_JIT.value).lower()})
+    c = c.replace(**_target(experiment), **AGENTS[name].fields, precision=precision,
+                  jit_compile=str(_JIT.value).lower())
     return experiment, c
 
 

@@ -110,9 +110,9 @@ def sampling() -> None:
           f'write-back: plain prioritized {plain:,.0f} sequences/s, lazy {lazy:,.0f} '
           f'sequences/s (lazy / plain = {lazy / plain:.2f})', flush=True)
     server.stop()
-    config = reactor_config.atari()
-    config.replay_capacity, config.replay_slack = num_items, 1_000
-    config.min_replay_size = num_items + _LENGTH     # the pace table never holds the adder
+    config = reactor_config.ReactorAtari(
+        replay_capacity=num_items, replay_slack=1_000,
+        min_replay_size=num_items + _LENGTH)     # the pace table never holds the adder
     builder = experiments.get('reactor_atari').builder(config)
     recorded = atari_steps.record(
         builder, 3_000, lambda: {'behaviour_prob': rng.uniform(size=1).astype(np.float32)},
@@ -148,7 +148,7 @@ def _batch(network, rng) -> dict:
 
 
 def learner() -> None:
-    config = reactor_config.atari()
+    config = reactor_config.ReactorAtari()
     rng = np.random.default_rng(0)
     for jit in (False, True):
         networks = []

@@ -39,10 +39,8 @@ _MAX_EPISODE_FRAMES = flags.DEFINE_integer('max_episode_frames', 4_000,
 
 def main(argv):
     del argv
-    config = reactor_config.atari()
-    config.game = _GAME.value
-    reactor_config.check(config)
-    config.max_episode_frames = _MAX_EPISODE_FRAMES.value
+    config = reactor_config.check(reactor_config.ReactorAtari(game=_GAME.value))
+    config = config.replace(max_episode_frames=_MAX_EPISODE_FRAMES.value)
     builder = experiments.get('reactor_atari').builder(config)
     rng = np.random.default_rng(0)
     state_spec = builder.step_spec()['core_state']

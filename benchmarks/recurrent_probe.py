@@ -68,8 +68,9 @@ def main(argv):
     except configs.ConfigError as e:
         raise app.UsageError(str(e)) from None
     config = spec.config
-    if config.get('core') != 'lstm':
-        raise app.UsageError(f'the run in {f.run_dir} has core={config.get("core")}: '
+    core = config.core if 'core' in config else None
+    if core != 'lstm':
+        raise app.UsageError(f'the run in {f.run_dir} has core={core}: '
                              'this probe reads an LSTM core')
     builder = spec.experiment.builder(config)
     if f.untrained:

@@ -36,7 +36,6 @@ import functools
 
 import cv2
 import dm_env
-import ml_collections
 import numpy as np
 from ale_py import Action, ALEInterface, LoggerMode, roms
 from dm_env import specs
@@ -197,9 +196,10 @@ class AtariEnvironment(dm_env.Environment):
         self._ale = None
 
 
-def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
-    """The training environment an experiment config describes, or the one an evaluation
-    protocol (paper_tables/protocols.py) sets up: full games, its no-ops, cap and action set."""
+def from_config(config, seed: int, evaluation=None, game: str | None = None) -> AtariEnvironment:
+    """The training environment an experiment config describes (on its `game`, or on `game`
+    where given), or the one an evaluation protocol (paper_tables/protocols.py) sets up: full
+    games, its no-ops, cap and action set."""
     settings = dict(action_set=config.action_set, action_repeat=config.action_repeat,
                     max_pool_frames=config.max_pool_frames, screen_size=config.screen_size,
                     frame_stack=config.frame_stack,
@@ -209,7 +209,7 @@ def from_config(config, seed: int, evaluation=None) -> AtariEnvironment:
         settings.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
                         noop_max=evaluation.noop_max,
                         max_episode_frames=evaluation.max_episode_frames)
-    return AtariEnvironment(config.game, seed=seed, **settings)
+    return AtariEnvironment(game or config.game, seed=seed, **settings)
 
 
 def multi_task_games(config) -> 'AtariGames':
@@ -238,11 +238,8 @@ class AtariGames:
     def environment(self, seed: int, *, evaluation=None, task=None) -> AtariEnvironment:
         """A training environment (of game `task`, default the first, for a multi-task agent),
         or one set up by an evaluation protocol."""
-        config = self.config
-        if self._tasks:
-            config = ml_collections.ConfigDict(config.to_dict())
-            config.game = task or self._tasks[0]
-        return from_config(config, seed, evaluation)
+        game = (task or self._tasks[0]) if self._tasks else None
+        return from_config(self.config, seed, evaluation, game)
 
     @functools.cached_property
     def num_actions(self) -> int:

@@ -15,10 +15,10 @@ import json
 import os
 from typing import Mapping, Sequence
 
-import ml_collections
 from absl import flags
 from ml_collections import config_flags
 
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError  # noqa: F401  (raised to launch programs)
 from launch import experiments
 from launch import input_checks
@@ -35,7 +35,7 @@ class RunSpec:
     """One run, resolved and checked: what every role of it runs with."""
     experiment: experiments.Experiment
     run_dir: str
-    config: ml_collections.ConfigDict
+    config: typed_config.Config   # frozen (agents/core/typed_config.py)
     saved: Mapping | None     # RUN_DIR/config.json as found (None: a new run)
 
     @property
@@ -54,8 +54,7 @@ def _json(value) -> str:
     return json.dumps(value, indent=2, sort_keys=True)
 
 
-def check_fields(config: ml_collections.ConfigDict, experiment: str,
-                 argv: Sequence[str]) -> None:
+def check_fields(config: typed_config.Config, experiment: str, argv: Sequence[str]) -> None:
     """A one-line ConfigError for a `--config.<field>` that `config` does not have (say,
     --config.core=lstm for an agent whose networks are feed-forward only), or whose value is
     not of the field's type (`--config.learning_rate=abc`, `--config.batch_size=1.5`).
@@ -63,19 +62,15 @@ def check_fields(config: ml_collections.ConfigDict, experiment: str,
     The one reader of raw `argv`: it runs before absl parses the flags, where such a flag
     would end in absl's traceback; everything after parsing reads `overrides`."""
     for field, value in _field_values(argv):
-        node = config
-        for part in field.split('.'):
-            fields = list(node) if isinstance(node, ml_collections.ConfigDict) else []
-            if part not in fields:
-                near = difflib.get_close_matches(part, fields, n=3)
-                hint = f'; did you mean: {", ".join(near)}?' if near else ''
-                raise ConfigError(f'--config.{field}: {experiment} has no field {part!r}{hint}')
-            node = node[part]
+        if field not in config:
+            near = difflib.get_close_matches(field, list(config), n=3)
+            hint = f'; did you mean: {", ".join(near)}?' if near else ''
+            raise ConfigError(f'--config.{field}: {experiment} has no field {field!r}{hint}')
         if field == 'experiment' and value != experiment:
             raise ConfigError(f'--config.experiment: this program runs {experiment}; run '
                               f'launch.{value} for another experiment')
         if value is not None:
-            _check_type(field, value, node)
+            _check_type(field, value, config[field])
 
 
 def _check_type(field: str, value: str, default) -> None:
@@ -114,7 +109,7 @@ def overrides(config_flag) -> dict:
     return dict(config_flags.get_override_values(flags.FLAGS[config_flag.name]))
 
 
-def resolve(experiment: experiments.Experiment, *, paper: ml_collections.ConfigDict,
+def resolve(experiment: experiments.Experiment, *, paper: typed_config.Config,
             run_dir: str, preset: str = 'paper', fields: Mapping | None = None,
             target: str | None = None, sweep: str | None = None,
             resume_hint: bool = True) -> RunSpec:
@@ -131,11 +126,10 @@ def resolve(experiment: experiments.Experiment, *, paper: ml_collections.ConfigD
                 if resume_hint and importlib.util.find_spec(program) else '')
         raise ConfigError(f'{run_dir} holds a run of {saved["experiment"]}, not of '
                           f'{experiment.name}: {hint}choose another --run_dir')
-    config = ml_collections.ConfigDict(paper.to_dict())
+    config = paper
     resumed = None
     if saved is not None:
-        config.update(saved)    # fields added to the experiment since: their paper values
-        resumed = ml_collections.ConfigDict(config.to_dict())
+        config = resumed = paper.replace(**saved)   # fields added since: their paper values
     else:
         if preset not in experiment.presets:
             raise ConfigError(f'unknown --preset={preset!r}; choose one of: '
@@ -146,28 +140,27 @@ def resolve(experiment: experiments.Experiment, *, paper: ml_collections.ConfigD
         given[experiment.target_field] = target
     if sweep is not None:
         given['sweep'] = sweep
-    for field, value in given.items():
-        *parents, leaf = field.split('.')
-        _get(config, '.'.join(parents))[leaf] = value
+    config = config.replace(**given)
     if config.sweep and not experiment.sweeps.sweepable:
         raise ConfigError(f'--sweep: {experiment.name} runs no sweeps')
     if config.sweep:
         # A sweep's members are the run's learners (agents/core/sweeps.py).
-        config.num_learners = len(experiment.sweeps.members(config))
-    experiment.check(config)
+        config = config.replace(num_learners=len(experiment.sweeps.members(config)))
+    config = experiment.check(config)
     _check_resume(experiment, config, run_dir, resumed)  # another run's first: its line says why
     input_checks.config_values(experiment, config, paper)
     return RunSpec(experiment, run_dir, config, saved)
 
 
-def _check_resume(experiment, config: ml_collections.ConfigDict, run_dir: str,
-                  saved: ml_collections.ConfigDict | None) -> None:
+def _check_resume(experiment, config: typed_config.Config, run_dir: str,
+                  saved: typed_config.Config | None) -> None:
     """A one-line ConfigError where a checked `config` changes a field of the experiment's
     `fixed_on_resume` (what shapes the checkpointed network and tables) from the run's saved
     config."""
     if saved is None:
         return
-    for field in experiment.fixed_on_resume:
+    target_first = sorted(experiment.fixed_on_resume, key=lambda f: f != experiment.target_field)
+    for field in target_first:
         if field in config and config[field] != saved[field]:
             raise ConfigError(
                 f'--config.{field}={config[field]} cannot change when resuming: {run_dir} was '
@@ -187,15 +180,10 @@ def precision_note(spec: RunSpec) -> str | None:
             f'{before} until now (its float32 checkpoints read back in either)')
 
 
-def _get(config, path: str):
-    for part in filter(None, path.split('.')):
-        config = config[part]
-    return config
-
-
 def _read(run_dir: str) -> dict | None:
     """RUN_DIR/config.json, read once; None if there is none; one line if it is not a run's,
-    or a field holds another type than its paper value (a file edited by hand)."""
+    or a field is not its experiment's or holds another type than its paper value (a file
+    edited by hand)."""
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.exists(path):
         return None
@@ -208,8 +196,10 @@ def _read(run_dir: str) -> dict | None:
                           f'the run afresh') from None
     paper = experiments.get(experiment).paper_config()   # one line for an unknown experiment
     for field, value in saved.items():
-        if field in paper:
-            _check_saved_type(path, field, value, paper[field])
+        if field not in paper:
+            raise ConfigError(f'{path}: "{field}" is not a field of {experiment}: delete it '
+                              f'(a file edited by hand?)')
+        _check_saved_type(path, field, value, paper[field])
     for field, was in _WAS.items():
         if field in paper and field not in saved and was in saved:
             saved[field] = saved[was]
@@ -237,7 +227,7 @@ def _check_saved_type(path: str, field: str, value, default) -> None:
     raise ConfigError(f'{path}: "{field}": {json.dumps(value)} is not {_KINDS[kind]}: {hint}')
 
 
-def save(config: ml_collections.ConfigDict, run_dir: str) -> None:
+def save(config: typed_config.Config, run_dir: str) -> None:
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, CONFIG_FILE)
     temporary = f'{path}.{os.getpid()}.tmp'   # written whole, then renamed: never half a file
@@ -254,6 +244,4 @@ def load(run_dir: str) -> RunSpec:
         raise ConfigError(f'{os.path.join(run_dir, CONFIG_FILE)} not found: is {run_dir!r} a '
                           f'run directory?')
     experiment = experiments.get(saved['experiment'])
-    config = experiment.paper_config()
-    config.update(saved)
-    return RunSpec(experiment, run_dir, config, saved)
+    return RunSpec(experiment, run_dir, experiment.paper_config().replace(**saved), saved)

@@ -11,28 +11,32 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Mapping
 
-import ml_collections
-
 from agents.core import sweeps as sweeps_lib
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError
 
 
 @dataclasses.dataclass(frozen=True)
 class Experiment:
     name: str
-    paper_config: Callable[[], ml_collections.ConfigDict]   # the paper's settings
-    presets: Mapping[str, Callable[[ml_collections.ConfigDict], ml_collections.ConfigDict]]
-    check: Callable[[ml_collections.ConfigDict], None]     # one-line ConfigErrors
-    builder: Callable[[ml_collections.ConfigDict], Any]   # config -> its composed Builder
+    paper_config: type[typed_config.Config]   # called: the paper's settings
+    presets: Mapping[str, Callable[[typed_config.Config], typed_config.Config]]
+    check: Callable[[typed_config.Config], typed_config.Config]  # one-line ConfigErrors
+    builder: Callable[[typed_config.Config], Any]   # config -> its composed Builder
     target_field: str          # the config field the program's --game / --task sets
     run_dir_prefix: str        # default run directory: runs/<prefix>_<target>
-    fixed_on_resume: tuple[str, ...]  # fields a resumed run cannot change (its checkpoints')
     # config -> (frames before the learner's first update, how they are counted): the
     # launcher refuses a budget below them.
-    first_update_frames: Callable[[ml_collections.ConfigDict], tuple[int, str]]
+    first_update_frames: Callable[[typed_config.Config], tuple[int, str]]
     sweeps: sweeps_lib.Sweeps = sweeps_lib.NONE  # named grids (`--sweep`), sweepable fields
 
-    def target(self, config: ml_collections.ConfigDict) -> str:
+    @property
+    def fixed_on_resume(self) -> tuple[str, ...]:
+        """The fields a resumed run cannot change (what its checkpoints and tables hold):
+        their metadata's."""
+        return self.paper_config.fixed_on_resume()
+
+    def target(self, config: typed_config.Config) -> str:
         """What a run of this experiment trains on: its game, task, level or tasks."""
         return config[self.target_field]
 
@@ -43,7 +47,7 @@ class Entry:
     on lookup (`get`), so that naming one experiment imports only its agent, and a builder
     (TensorFlow, Reverb) only when a run is built."""
     config_module: str         # holds the names below
-    paper_config: str          # function: the paper's config
+    paper_config: str          # the config class (agents/core/typed_config.py)
     builder: str               # 'module:Class', an agents.core.builders.Builder
     environments: str          # 'module:callable', config -> an environment piece
     network: str               # 'module:callable', (environment specs, config) -> network
@@ -51,7 +55,6 @@ class Entry:
     run_dir_prefix: str
     presets: str = 'PRESETS'
     check: str = 'check'
-    fixed_on_resume: str = 'FIXED_ON_RESUME'
     first_update_frames: str = 'first_update_frames'
     sweeps: str | None = None  # Sweeps (agents/core/sweeps.py); None: no sweeps, no PBT
 
@@ -63,44 +66,41 @@ _UNROLL_NETWORK = 'agents.impala.builder:unroll_network'
 _ATARI = 'environments.atari:AtariGames'
 _DMLAB = 'environments.dmlab:DmLabLevels'
 REGISTRY = {
-    'impala_atari': Entry(_IMPALA, 'atari_experts', _IMPALA_BUILDER, _ATARI, _UNROLL_NETWORK,
+    'impala_atari': Entry(_IMPALA, 'ImpalaAtari', _IMPALA_BUILDER, _ATARI, _UNROLL_NETWORK,
                           target_field='game', run_dir_prefix='impala', sweeps='SWEEPS'),
-    'apex_dqn_atari': Entry('agents.apex.config', 'atari_dqn',
+    'apex_dqn_atari': Entry('agents.apex.config', 'ApexDQNAtari',
                             'agents.apex.builder:ApexDQNBuilder', _ATARI,
                             'agents.apex.builder:dueling_network', target_field='game',
                             run_dir_prefix='apex_dqn', presets='DQN_PRESETS',
                             check='check_dqn'),
-    'apex_dpg_control': Entry('agents.apex.config', 'control_dpg',
+    'apex_dpg_control': Entry('agents.apex.config', 'ApexDPGControl',
                               'agents.apex.builder:ApexDPGBuilder',
                               'environments.control:ControlTask',
                               'agents.apex.builder:actor_critic_network', target_field='task',
                               run_dir_prefix='apex_dpg', presets='DPG_PRESETS',
                               check='check_dpg'),
-    'laser_atari': Entry('agents.laser.config', 'atari', _LASER_BUILDER, _ATARI,
+    'laser_atari': Entry('agents.laser.config', 'LaserAtari', _LASER_BUILDER, _ATARI,
                          _UNROLL_NETWORK, target_field='game', run_dir_prefix='laser',
                          sweeps='SWEEPS'),
-    'laser_dmlab30': Entry('agents.laser.config', 'dmlab30', _LASER_BUILDER, _DMLAB,
+    'laser_dmlab30': Entry('agents.laser.config', 'LaserDmLab30', _LASER_BUILDER, _DMLAB,
                            _UNROLL_NETWORK, target_field='tasks', run_dir_prefix='laser',
                            presets='DMLAB30_PRESETS', check='check_dmlab30',
-                           fixed_on_resume='DMLAB30_FIXED_ON_RESUME', sweeps='DMLAB30_SWEEPS'),
-    'reactor_atari': Entry('agents.reactor.config', 'atari',
+                           sweeps='DMLAB30_SWEEPS'),
+    'reactor_atari': Entry('agents.reactor.config', 'ReactorAtari',
                            'agents.reactor.builder:ReactorBuilder', _ATARI,
                            'agents.reactor.builder:reactor_network', target_field='game',
                            run_dir_prefix='reactor'),
-    'impala_atari57': Entry(_IMPALA, 'atari57', _IMPALA_BUILDER,
+    'impala_atari57': Entry(_IMPALA, 'ImpalaAtari57', _IMPALA_BUILDER,
                             'environments.atari:multi_task_games', _UNROLL_NETWORK,
                             target_field='tasks', run_dir_prefix='impala',
-                            presets='ATARI57_PRESETS', check='check_atari57',
-                            fixed_on_resume='ATARI57_FIXED_ON_RESUME', sweeps='SWEEPS'),
-    'impala_dmlab30': Entry(_IMPALA, 'dmlab30', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
+                            presets='ATARI57_PRESETS', check='check_atari57', sweeps='SWEEPS'),
+    'impala_dmlab30': Entry(_IMPALA, 'ImpalaDmLab30', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
                             target_field='tasks', run_dir_prefix='impala',
-                            presets='DMLAB30_PRESETS', check='check_dmlab30',
-                            fixed_on_resume='DMLAB30_FIXED_ON_RESUME', sweeps='SWEEPS'),
+                            presets='DMLAB30_PRESETS', check='check_dmlab30', sweeps='SWEEPS'),
     # One level (IMPALA sec. 5.2): DMLab-30's levels piece with a `tasks` of one level.
-    'impala_dmlab': Entry(_IMPALA, 'dmlab', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
+    'impala_dmlab': Entry(_IMPALA, 'ImpalaDmLab', _IMPALA_BUILDER, _DMLAB, _UNROLL_NETWORK,
                           target_field='tasks', run_dir_prefix='impala_dmlab',
-                          presets='DMLAB_PRESETS', check='check_dmlab',
-                          fixed_on_resume='DMLAB_FIXED_ON_RESUME', sweeps='SWEEPS'),
+                          presets='DMLAB_PRESETS', check='check_dmlab', sweeps='SWEEPS'),
 }
 
 NAMES = tuple(REGISTRY)     # this repository's experiments
@@ -125,18 +125,17 @@ def get(name: str) -> Experiment:
     return Experiment(
         name=name, paper_config=getattr(config, entry.paper_config),
         presets=getattr(config, entry.presets), check=getattr(config, entry.check),
-        fixed_on_resume=getattr(config, entry.fixed_on_resume),
         first_update_frames=getattr(config, entry.first_update_frames),
         builder=_composed(entry),
         target_field=entry.target_field, run_dir_prefix=entry.run_dir_prefix,
         sweeps=getattr(config, entry.sweeps) if entry.sweeps else sweeps_lib.NONE)
 
 
-def _composed(entry: Entry) -> Callable[[ml_collections.ConfigDict], Any]:
+def _composed(entry: Entry) -> Callable[[typed_config.Config], Any]:
     """config -> the entry's builder, composed with its environment piece and network
     factory; their modules imported on the first call: a builder brings in TensorFlow and
     Reverb, which checking a config does not need (bad input fails fast)."""
-    def make(config: ml_collections.ConfigDict):
+    def make(config: typed_config.Config):
         builder, environments, network = (_named(path) for path in (
             entry.builder, entry.environments, entry.network))
         return builder(config, environments(config), network)

@@ -7,7 +7,8 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
   * each field's declared range and the relations between fields
-    (agents/core/config_checks.FIELD_RULES and RELATIONS, by name or name pattern);
+    (each field's metadata, else agents/core/config_checks.FIELD_RULES by name pattern, and
+    RELATIONS);
   * for a numeric field no rule declares: a finite value (no setting of the papers is
     infinite), and its paper value's sign: one whose paper value is >= 0 stays >= 0, and one
     whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
@@ -101,8 +102,8 @@ def signs(config, paper) -> None:
     declares (see the module doc)."""
     number = config_checks.is_number
     for field, value in config.items():
-        default = paper.get(field)
-        if not number(default) or not number(value) or config_checks.rule(field):
+        default = paper[field]
+        if not number(default) or not number(value) or config_checks.rule(config, field):
             continue
         if not math.isfinite(value):
             raise ConfigError(f'--config.{field} must be a finite number (the paper: {default}), '
@@ -139,7 +140,7 @@ def protocol(spec, config, name: str, flag: str):
         raise ConfigError(f'{flag}={name} needs human start states, which are not public; use '
                           f'the no-op protocol of the same table')
     own = protocols.get_protocol(spec.paper_config().eval_protocol)
-    action_set = config.get('action_set', own.action_set)
+    action_set = config.action_set if 'action_set' in config else own.action_set
     fitting = [p.name for p in protocols.PROTOCOLS.values()
                if (p.paper, p.action_set, p.human_starts) == (own.paper, action_set, False)]
     if not fitting:

@@ -1,8 +1,8 @@
 """Every experiment's config, field by field: each preset of its paper config, then each
 named sweep's members (their values and the checks' resolution), the fields a resumed run
-cannot change, and the range each field is checked against. `tests/experiment_configs.json`
-holds the dump as the configs stood before the typed-config work (issue 39): that work may
-change how a config is written, never what it holds.
+cannot change (of those the config has), and the range each field is checked against.
+`tests/experiment_configs.json` holds the dump as the configs stood before the typed-config
+work (issue 39): that work may change how a config is written, never what it holds.
 
     python -m tests.experiment_configs   # rewrites tests/experiment_configs.json
 """
@@ -44,11 +44,10 @@ def _dump() -> dict:
         entries = {'fixed on resume': sorted(experiment.fixed_on_resume),
                    'ranges': _ranges(experiment.paper_config())}
         for preset, apply in experiment.presets.items():
-            config = apply(experiment.paper_config())
-            experiment.check(config)
+            config = experiment.check(apply(experiment.paper_config()))
             entries[preset] = config.to_dict()
             for sweep in experiment.sweeps.named:
-                config.sweep = sweep
+                config = config.replace(sweep=sweep)
                 entries[f'sweep {sweep} ({preset})'] = [
                     experiment.sweeps.member_config(config, i).to_dict()
                     for i in range(len(experiment.sweeps.members(config)))]
@@ -58,8 +57,8 @@ def _dump() -> dict:
 
 def _ranges(config) -> dict:
     """{field: 'range (meaning)'} of every field `config_checks.declared` holds to a range."""
-    return {field: f'{found[0]} ({found[1]})' for field in config
-            if (found := config_checks.rule(field))}
+    return {field: str(found) for field in config
+            if isinstance(found := config_checks.rule(config, field), config_checks.Rule)}
 
 
 if __name__ == '__main__':

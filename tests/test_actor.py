@@ -15,9 +15,9 @@ T = 5
 
 @pytest.fixture
 def setup():
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='pong', unroll_length=T, envs_per_actor=1, queue_size=1000,
-             life_loss_ends_episode=False, max_episode_frames=200, noop_max=3)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='pong', unroll_length=T, envs_per_actor=1, queue_size=1000,
+                 life_loss_ends_episode=False, max_episode_frames=200, noop_max=3)
     builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
@@ -85,7 +85,7 @@ def test_the_experts_actors_step_16_games_and_the_quick_presets_8():
     """16 games per batched call at the paper preset (fewer inference calls per frame,
     benchmarks/README.md, "Games per actor"); 8 at the quick preset, where an actor's 16 unrolls
     would be 4 of its updates: the policy's lag stays at most 2 updates per actor's pull."""
-    paper = impala_config.atari_experts()
+    paper = impala_config.ImpalaAtari()
     quick = impala_config.quick(paper)
     assert (paper.envs_per_actor, quick.envs_per_actor) == (16, 8)
     for c in (paper, quick):

@@ -63,8 +63,8 @@ def _check_training(builder, learner, inserted, before, after, rows):
 
 
 def test_apex_dqn_trains_on_atari(tmp_path):
-    c = apex_config.tiny_dqn(apex_config.atari_dqn())
-    c.update(game='pong', noop_max=3, max_episode_frames=300)
+    c = apex_config.tiny_dqn(apex_config.ApexDQNAtari())
+    c = c.replace(game='pong', noop_max=3, max_episode_frames=300)
     builder = experiments.get('apex_dqn_atari').builder(c)
     learner, *results = _train(builder, str(tmp_path))
     _check_training(builder, learner, *results)
@@ -84,8 +84,7 @@ def test_apex_dqn_trains_on_atari(tmp_path):
 
 
 def test_apex_dpg_trains_on_control(tmp_path):
-    c = apex_config.tiny(apex_config.control_dpg())
-    c.task = 'cartpole_swingup'
+    c = apex_config.tiny(apex_config.ApexDPGControl()).replace(task='cartpole_swingup')
     builder = experiments.get('apex_dpg_control').builder(c)
     _check_training(builder, *_train(builder, str(tmp_path)))
 
@@ -93,7 +92,7 @@ def test_apex_dpg_trains_on_control(tmp_path):
 def test_apex_dqn_and_reactor_read_dqns_pipeline_alike():
     """Both defer to DQN's Atari pipeline (Ape-X appendix C, Reactor sec. 4.1), whose training
     ends an episode at a lost life; what that pipeline fixes is the same in both configs."""
-    apex, reactor = apex_config.atari_dqn(), reactor_config.atari()
+    apex, reactor = apex_config.ApexDQNAtari(), reactor_config.ReactorAtari()
     for field in ('action_set', 'action_repeat', 'max_pool_frames', 'screen_size',
                   'life_loss_ends_episode', 'noop_max', 'reward_clip'):
         assert apex[field] == reactor[field], field
@@ -110,9 +109,9 @@ def test_actor_epsilons_follow_sec_4_1():
 def _dpg_batch(reward, **overrides):
     """Ape-X DPG's builder on cartpole_swingup and one batch of its transitions, each with
     `reward`, from a real Reverb server (stopped on exit)."""
-    c = apex_config.tiny(apex_config.control_dpg())
-    c.update(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1,
-             **overrides)
+    c = apex_config.tiny(apex_config.ApexDPGControl())
+    c = c.replace(task='cartpole_swingup', min_replay_size=c.batch_size, replay_readers=1,
+                 **overrides)
     builder = experiments.get('apex_dpg_control').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'

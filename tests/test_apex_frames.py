@@ -52,10 +52,10 @@ def _two_stack_transitions(stream, n, gamma, clip):
     (400, {'time limit', 'termination', 'reset with zeros', 'stack carried over'}),
     (100_000, {'termination', 'reset with zeros', 'stack carried over'})])
 def test_rebuilt_transitions_equal_the_two_stack_transitions(max_episode_frames, kinds):
-    c = apex_config.tiny_dqn(apex_config.atari_dqn())
-    c.update(game='breakout', life_loss_ends_episode=True, noop_max=3,
-             max_episode_frames=max_episode_frames, envs_per_actor=1, batch_size=1,
-             replay_readers=1)
+    c = apex_config.tiny_dqn(apex_config.ApexDQNAtari())
+    c = c.replace(game='breakout', life_loss_ends_episode=True, noop_max=3,
+                 max_episode_frames=max_episode_frames, envs_per_actor=1, batch_size=1,
+                 replay_readers=1)
     builder = experiments.get('apex_dqn_atari').builder(c)
     signature = transitions.transition_signature(builder.step_spec(), c.n_step, builder.frame_stack)
     # A queue with the table's signature returns the items in the order they were written.

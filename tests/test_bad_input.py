@@ -9,10 +9,10 @@ import os
 import subprocess
 import sys
 
-import ml_collections
 import pytest
 
 from agents.core import config_checks
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError
 from launch import processor
 from launch_processes import ENV
@@ -421,25 +421,31 @@ def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
     assert result.stdout.strip() == 'False', result.stdout + result.stderr
 
 
+@typed_config.config
+class _Added(typed_config.Config):
+    """A new agent's fields, none declaring what it allows."""
+    num_critics: int = typed_config.setting(0, 'a new agent')
+    crash_probability: float = typed_config.setting(0.5, 'a new agent')
+    warmup_length: int = typed_config.setting(3, 'a new agent')
+    burst_period: float = typed_config.setting(1.0, 'a new agent')
+    batch_size: int = typed_config.setting(8, 'a new agent')
+    replay_capacity: int = typed_config.setting(4, 'a new agent')
+
+
 def test_a_field_added_later_is_checked_by_its_name():
     """A field no experiment has yet gets the rule of its name's pattern, and the relations of
     the fields it joins."""
-    added = ml_collections.ConfigDict({'num_critics': 0, 'crash_probability': 0.5,
-                                       'warmup_length': 3, 'batch_size': 8,
-                                       'replay_capacity': 4})
+    added = _Added()
     with pytest.raises(ConfigError, match=r'^--config.num_critics must be >= 1, got 0'):
         config_checks.declared(added)
-    added.num_critics = 2
+    added = added.replace(num_critics=2)
     with pytest.raises(ConfigError, match=r'^--config.batch_size=8 is more than '
                                           r'--config.replay_capacity=4 holds'):
         config_checks.declared(added)
-    added.replay_capacity = 8
+    added = added.replace(replay_capacity=8)
     config_checks.declared(added)
-    added.crash_probability = 1.5
     with pytest.raises(ConfigError, match=r'^--config.crash_probability must be in \[0, 1\]'):
-        config_checks.declared(added)
-    added.crash_probability = 0.5
-    added.burst_period = math.inf       # no declared range takes an infinity
+        config_checks.declared(added.replace(crash_probability=1.5))
     with pytest.raises(ConfigError, match=r'^--config.burst_period must be a finite number '
-                                          r'>= 1, got inf'):
-        config_checks.declared(added)
+                                          r'>= 1, got inf'):     # no range takes an infinity
+        config_checks.declared(added.replace(burst_period=math.inf))

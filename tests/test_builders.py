@@ -24,7 +24,7 @@ def test_every_experiment_builds_through_the_builder_interface(name, monkeypatch
         monkeypatch.syspath_prepend(os.path.join(ROOT, 'tests', 'fakes'))
     experiment = experiments.get(name)
     config = experiment.presets['tiny'](experiment.paper_config())
-    experiment.check(config)
+    config = experiment.check(config)
     builder = experiment.builder(config)
     assert isinstance(builder, builders.Builder)
     spec = builder.step_spec()
@@ -60,7 +60,7 @@ def test_step_spec_and_tables_are_built_once_per_builder(name, monkeypatch):
 
 def test_a_builder_needs_an_environment_piece():
     with pytest.raises(TypeError, match='is not an environment piece'):
-        impala_builder.ImpalaBuilder(impala_config.atari_experts(), object(),
+        impala_builder.ImpalaBuilder(impala_config.ImpalaAtari(), object(),
                                      impala_builder.unroll_network)
 
 

@@ -43,8 +43,8 @@ def _restore(builder, address, run_dir):
 
 
 def test_resume_skips_unreadable_checkpoints_for_the_newest_whole_one(tmp_path):
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='pong', batch_size=2)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='pong', batch_size=2)
     builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'

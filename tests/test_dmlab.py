@@ -97,12 +97,12 @@ def test_train_and_test_variants_and_the_language_channel(lab):
 
 def test_the_thirty_levels_are_appendix_b(lab):
     del lab
-    builder = experiments.get('impala_dmlab30').builder(impala_config.dmlab30())
+    builder = experiments.get('impala_dmlab30').builder(impala_config.ImpalaDmLab30())
     levels = builder.environments
     assert len(levels.tasks()) == 30 and len(set(levels.tasks())) == 30
     reported = {levels.reported_task(level) for level in levels.tasks()}
     assert reported == set(names.DMLAB30) == set(scores.dmlab30_references())
-    config = impala_config.dmlab30()
+    config = impala_config.ImpalaDmLab30()
     assert config.reward_clipping == 'optimistic_asymmetric'          # figure D.1
     assert (config.unroll_length, config.width, config.height) == (100, 96, 72)   # table D.3
     assert config.num_actors * config.envs_per_actor == 150           # sec. 5.3.1, 5 per level
@@ -126,10 +126,10 @@ def test_seekavoid_arena_is_a_classic_level(lab):
         names.dmlab_level_name('seekavoid_arena_01')
     with pytest.raises(ValueError, match='; did you mean: seekavoid_arena_01?'):
         names.dmlab_level_name('seekavoid_arena_1', classic=True)
-    dmlab30 = impala_config.dmlab30_tiny(impala_config.dmlab30())
-    dmlab30.tasks = 'seekavoid_arena_01'
+    dmlab30 = impala_config.dmlab30_tiny(impala_config.ImpalaDmLab30()).replace(
+        tasks='seekavoid_arena_01')
     with pytest.raises(ConfigError, match="^--tasks: unknown DMLab-30 level"):
-        impala_config.check_dmlab30(dmlab30)
+        dmlab30 = impala_config.check_dmlab30(dmlab30)
 
 
 def test_the_single_level_agent_is_section_5_2(lab):
@@ -153,17 +153,16 @@ def test_the_single_level_agent_is_section_5_2(lab):
             ('dmlab30', 0, '--level=dmlab30 names 30 levels: impala_dmlab trains on one'),
             ('rooms_watermaze', 24, '--config.pbt_population=24: impala_dmlab trains with '
                                     'fixed hyperparameters')]:
-        bad = experiment.presets['tiny'](experiment.paper_config())
-        bad.tasks, bad.pbt_population = tasks, pbt
+        bad = experiment.presets['tiny'](experiment.paper_config()).replace(
+            tasks=tasks, pbt_population=pbt)
         with pytest.raises(ConfigError) as error:
-            experiment.check(bad)
+            bad = experiment.check(bad)
         assert str(error.value).startswith(message) and '\n' not in str(error.value)
 
 
 def test_instructions_reach_the_policy(lab):
     del lab
-    config = impala_config.dmlab30_tiny(impala_config.dmlab30())
-    config.torso = 'shallow'
+    config = impala_config.dmlab30_tiny(impala_config.ImpalaDmLab30()).replace(torso='shallow')
     network = experiments.get('impala_dmlab30').builder(config).network()
     pixels = tf.zeros((1, 2, 72, 96, 3), tf.uint8)
     instruction = tf.constant([[[5, 7, 0] + [0] * 13, [0] * 16]], tf.int32)   # one empty
@@ -183,7 +182,7 @@ def test_missing_deepmind_lab_is_one_line(monkeypatch):
     experiment = experiments.get('impala_dmlab30')
     config = experiment.presets['tiny'](experiment.paper_config())
     with pytest.raises(ConfigError, match='^DeepMind Lab is not installed'):
-        experiment.check(config)
+        config = experiment.check(config)
 
 
 def test_train_evaluate_and_report_against_appendix_b(lab, tmp_path):
@@ -191,9 +190,8 @@ def test_train_evaluate_and_report_against_appendix_b(lab, tmp_path):
     mean capped human-normalised score per level and in total (appendix B)."""
     del lab
     experiment = experiments.get('impala_dmlab30')
-    config = experiment.presets['tiny'](experiment.paper_config())
-    config.torso = 'shallow'
-    experiment.check(config)
+    config = experiment.check(
+        experiment.presets['tiny'](experiment.paper_config()).replace(torso='shallow'))
     builder = experiment.builder(config)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'

@@ -10,8 +10,8 @@ A = 3  # actions
 
 
 def _config(**overrides):
-    c = impala_config.atari_experts()
-    c.update(overrides)
+    c = impala_config.ImpalaAtari()
+    c = c.replace(**overrides)
     return c
 
 

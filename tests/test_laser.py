@@ -26,32 +26,32 @@ from launch_processes import wait_for
 
 
 def test_paper_config_is_sec_5_1():
-    c = laser_config.atari()
+    c = laser_config.LaserAtari()
     assert (c.torso, c.channel_multiplier, c.discount, c.unroll_length) == ('deep', 4, 0.995, 19)
     assert c.max_grad_norm == 0.0                       # "we do not use gradient clipping"
     assert impala_config.replay_batch_size(c) == 123 and c.batch_size == 128   # 96% of 128
     assert laser_config.replay_capacity(c) == 526_316   # 10M observations, 19 new per unroll
     assert c.replay_shared and c.trust_region and c.noop_max == 37
-    d = laser_config.dmlab30()
+    d = laser_config.LaserDmLab30()
     assert (d.unroll_length, d.replay_proportion, d.rmsprop_epsilon) == (79, 0.875, 0.1)
-    laser_config.check(c)
+    c = laser_config.check(c)
 
 
 def test_small_machine_presets_keep_their_own_rmsprop_epsilon():
     """The LSTM's quick preset avoids the epsilon that collapses it; the feed-forward one keeps
     IMPALA's quick preset's (benchmarks/README.md, "Why the recurrent agent stayed at random
     play")."""
-    recurrent = laser_config.PRESETS['quick'](laser_config.atari())
-    feed_forward = laser_config.PRESETS['quick_feed_forward'](laser_config.atari())
+    recurrent = laser_config.PRESETS['quick'](laser_config.LaserAtari())
+    feed_forward = laser_config.PRESETS['quick_feed_forward'](laser_config.LaserAtari())
     assert (recurrent.core, recurrent.rmsprop_epsilon) == ('lstm', 1e-3)
     assert (feed_forward.core, feed_forward.rmsprop_epsilon) == ('feed_forward', 1e-5)
 
 
 def _tiny(**overrides):
-    c = laser_config.tiny(laser_config.atari())
-    c.update(game='breakout', batch_size=6, replay_proportion=0.5, queue_size=1000)
-    c.update(overrides)
-    laser_config.check(c)
+    c = laser_config.tiny(laser_config.LaserAtari())
+    c = c.replace(game='breakout', batch_size=6, replay_proportion=0.5, queue_size=1000)
+    c = c.replace(**overrides)
+    c = laser_config.check(c)
     return c
 
 
@@ -72,8 +72,7 @@ def mixed_batch(tmp_path, request):
 def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     builder, network, batch = batch
     assert batch[datasets.ORIGIN].numpy().tolist() == [0, 0, 0, 1, 1, 1]
-    c = builder.config
-    c.trust_region = False
+    c = builder.config.replace(trust_region=False)
     data = datasets.time_major(batch)
     # The LSTM's replayed rows start at their episodes' first steps, from the learner's state.
     logits, values = learning.LaserLearning(network, c, jit_compile=False,
@@ -111,14 +110,13 @@ def _loss_gradients(config, behaviour_shift):
 def test_rejected_replay_contributes_to_no_loss_term():
     """Sec. 4.3: rejected transitions are left out of the policy-gradient, value and entropy
     terms; own online data (behaviour = current policy) is never rejected."""
-    config = laser_config.atari()
-    config.trust_region_threshold = 1e-3
+    config = laser_config.LaserAtari(trust_region_threshold=1e-3)
     (d_logits, d_values), metrics = _loss_gradients(config, behaviour_shift=3.0)
     assert float(metrics['rejected_fraction_replay']) == 1.0
     np.testing.assert_array_equal(d_logits[:-1, 2:].numpy(), 0.0)
     np.testing.assert_array_equal(d_values[:-1, 2:].numpy(), 0.0)
     assert np.abs(d_logits[:-1, :2].numpy()).min() > 0
-    config.trust_region = False        # fig. 3's naive sharing learns from all of it
+    config = config.replace(trust_region=False)   # fig. 3's naive sharing learns from all of it
     (d_logits, _), _ = _loss_gradients(config, behaviour_shift=3.0)
     assert np.abs(d_logits[:-1, 2:].numpy()).min() > 0
 

@@ -41,7 +41,7 @@ if importlib.util.find_spec('deepmind_lab') is None:     # unless a real one is 
 
 
 def test_paper_config_is_sections_5_1_and_5_3():
-    c = laser_config.dmlab30()
+    c = laser_config.LaserDmLab30()
     assert (c.unroll_length, c.batch_size, c.replay_proportion) == (79, 128, 0.875)
     assert impala_config.replay_batch_size(c) == 112                 # 7 replayed per online
     assert c.replay_capacity_observations == 10_000_000 and c.replay_shared and c.trust_region
@@ -50,7 +50,7 @@ def test_paper_config_is_sections_5_1_and_5_3():
     assert c.pbt_population == 0 and population.adapted(c) == ('entropy_cost', 'learning_rate')
     # Sec. 5.1: sweeps of 10 agents drawn as IMPALA's (table D.1), RMSProp epsilon fixed.
     experiment = experiments.get('laser_dmlab30')
-    c.sweep = 'paper'
+    c = c.replace(sweep='paper')
     members = experiment.sweeps.members(c)
     assert len(members) == 10 and len({m['learning_rate'] for m in members}) == 10
     for member in members:

@@ -12,9 +12,10 @@ from agents.core import checkpointer
 from agents.core import datasets
 from agents.core import pbt
 from agents.core import pbt_hook
+from agents.core import population
 from agents.core import steps
+from agents.core import typed_config
 from agents.core import variables
-from agents.impala import config as impala_config
 from agents.laser import config as laser_config
 from recorded_steps import Recording
 from recorded_steps import episode_kinds
@@ -26,13 +27,13 @@ UPDATES = 14
 
 
 def _builder(**overrides):
-    c = laser_config.tiny(laser_config.atari())
+    c = laser_config.tiny(laser_config.LaserAtari())
     # Episodes cut at 200 frames (at most 50 steps after the no-ops) or at a lost life: about
     # ten unrolls each, of both endings.
-    c.update(game='breakout', unroll_length=T, frame_stack=STACK, envs_per_actor=1,
-             queue_size=1000, batch_size=6, replay_proportion=0.5, max_episode_frames=200)
-    c.update(overrides)
-    laser_config.check(c)
+    c = c.replace(game='breakout', unroll_length=T, frame_stack=STACK, envs_per_actor=1,
+                 queue_size=1000, batch_size=6, replay_proportion=0.5, max_episode_frames=200)
+    c = c.replace(**overrides)
+    c = laser_config.check(c)
     return experiments.get('laser_atari').builder(c)
 
 
@@ -119,7 +120,7 @@ def test_an_episode_as_long_as_the_time_limit_is_stored_and_replayed_whole(tmp_p
     1,200 frames: each episode of ~300 steps (20 times what the writer's own history holds, a
     sequence and a chunk) is stored whole, and a replayed row walks it in order from its first
     step to its last, each of its steps the actor's."""
-    paper = experiments.get('laser_atari').builder(laser_config.atari())
+    paper = experiments.get('laser_atari').builder(laser_config.LaserAtari())
     assert paper.max_episode_steps() == 27_001
     builder = _builder(game='pong', max_episode_frames=1_200, replay_episode_frames=1_200)
     server = reverb.Server(_in_order(builder))
@@ -237,10 +238,9 @@ AFTER_COPY = 20
 
 def _member(builder, run_dir, dirs):
     """Learner 0's member of a population of two (IMPALA app. F's settings)."""
-    c = builder.config.copy_and_resolve_references()
-    impala_config.population_settings(c, 'entropy_cost,learning_rate')
-    c.pbt_population = 2
-    return pbt.member(c, run_dir, dirs, 0, fitness=lambda games: 0.0)
+    with_population = typed_config.sections(type(builder.config), population.Population)
+    c = with_population(**builder.config.to_dict(), pbt_adapted='entropy_cost,learning_rate')
+    return pbt.member(c.replace(pbt_population=2), run_dir, dirs, 0, fitness=lambda games: 0.0)
 
 
 def _step(learning, iterator):

@@ -80,8 +80,8 @@ def test_a_mixture_needs_positive_parts():
 
 
 def test_private_tables_per_learner_and_shared_replay():
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='pong', replay_proportion=0.5, num_learners=3)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='pong', replay_proportion=0.5, num_learners=3)
     builder = experiments.get('impala_atari').builder(c)
     names = sorted(t.name for t in builders.replay_tables(builder, 3))
     assert names == sorted(['queue', 'queue_1', 'queue_2', 'replay', 'variables',
@@ -89,5 +89,5 @@ def test_private_tables_per_learner_and_shared_replay():
                             'episode_stats_2'])
     assert builder.table(tables.QUEUE, 2) == 'queue_2'
     assert builder.table(tables.REPLAY, 2) == 'replay'
-    c.replay_shared = False
+    c = c.replace(replay_shared=False)
     assert experiments.get('impala_atari').builder(c).table(tables.REPLAY, 2) == 'replay_2'

@@ -39,7 +39,7 @@ def test_every_task_gets_the_same_fixed_environments():
     played = [builders.assigned_task(tasks, 3, actor, env) for actor in range(2)
               for env in range(3)]
     assert played == ['a', 'b', 'c', 'a', 'b', 'c']
-    paper = experiments.get('impala_atari57').builder(impala_config.atari57())
+    paper = experiments.get('impala_atari57').builder(impala_config.ImpalaAtari57())
     counts = collections.Counter(
         builders.assigned_task(paper.environments.tasks(), 1, actor, 0) for actor in range(57))
     assert len(counts) == 57 and set(counts.values()) == {1}
@@ -48,7 +48,7 @@ def test_every_task_gets_the_same_fixed_environments():
     assert skiing.num_actions == 18   # ALE's legal set: 9
     game = {'actor': 1, 'env': 2, 'episode_return': 3.0}
     quick = experiments.get('impala_atari57').builder(
-        impala_config.multitask_quick(impala_config.atari57()))
+        impala_config.multitask_quick(impala_config.ImpalaAtari57()))
     assert builders.game_task(quick, game) == quick.environments.tasks()[19 + 2]
     # PBT's fitness scores each game against its own game's references (appendix F).
     random, human = scores.atari_references()[quick.environments.tasks()[21]]
@@ -81,7 +81,7 @@ def test_tiny_run_logs_and_evaluates_every_game(tmp_path):
     with open(os.path.join(run_dir, 'logs', 'episodes.csv'), newline='') as f:
         games = list(csv.DictReader(f))
     builder = experiments.get('impala_atari57').builder(
-        impala_config.atari57_tiny(impala_config.atari57()))
+        impala_config.atari57_tiny(impala_config.ImpalaAtari57()))
     trained = {builders.game_task(builder, game) for game in games}
     assert trained == set(GAMES), games
     assert all(game['task'] == builders.game_task(builder, game) for game in games)

@@ -35,7 +35,7 @@ def test_one_step_loss_matches_numpy_across_an_episode_end_and_a_time_limit():
     no bootstrap), item 2 the mask-0 step of a time limit's final observation (nothing
     learnt); rewards clipped to [-1, 1]."""
     rng = np.random.default_rng(0)
-    config = guide_config.atari()
+    config = guide_config.GuideAtari()
     logits = rng.normal(size=(2, 3, 4)).astype(np.float32)
     values = rng.normal(size=(2, 3)).astype(np.float32)
     actions = np.array([[1, 3, 0], [2, 0, 1]], np.int32)

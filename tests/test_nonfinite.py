@@ -21,8 +21,8 @@ from tiny_learner import learner as _learner
 
 
 def test_nonfinite_updates_are_skipped_then_stop_the_learner_without_a_checkpoint(tmp_path):
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='pong', reward_clip=0.0, max_nonfinite_updates=3, batch_size=2)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='pong', reward_clip=0.0, max_nonfinite_updates=3, batch_size=2)
     builder = experiments.get('impala_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
@@ -93,10 +93,8 @@ def _apex_sample(builder, rng, reward):
                                                 ('apex_dpg_control', 'cartpole_swingup')])
 def test_apex_updates_skip_nonfinite_batches(experiment, target):
     spec = experiments.get(experiment)
-    config = spec.presets['tiny'](spec.paper_config())
-    config[spec.target_field] = target
-    config.reward_clip = 0.0
-    spec.check(config)
+    config = spec.check(spec.presets['tiny'](spec.paper_config()).replace(
+        **{spec.target_field: target, 'reward_clip': 0.0}))
     builder = spec.builder(config)
     state = builder.learning_state()
     rng = np.random.default_rng(1)

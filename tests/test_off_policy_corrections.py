@@ -108,8 +108,8 @@ def _loss_reference(correction, u, config):
 
 
 def _config(**overrides):
-    c = impala_config.atari_experts()
-    c.update(overrides)
+    c = impala_config.ImpalaAtari()
+    c = c.replace(**overrides)
     return c
 
 
@@ -257,7 +257,7 @@ def test_the_study_grid_and_what_it_forwards(tmp_path):
 def test_the_study_checks_every_run_before_starting(tmp_path, overrides, kwargs, match):
     plan = study.sub_runs(str(tmp_path), list(off_policy.CORRECTIONS), ['without', 'with'])
     arguments = dict(experiment=experiments.get('impala_atari'),
-                     paper=impala_config.atari_experts(), preset='tiny', fields=overrides,
+                     paper=impala_config.ImpalaAtari(), preset='tiny', fields=overrides,
                      target='pong')
     with pytest.raises(ConfigError, match=match) as error:
         study.check_plan(plan, **{**arguments, **kwargs})
@@ -298,7 +298,7 @@ def test_the_level_flag_chooses_the_dmlab_program(tmp_path, monkeypatch):
         assert study.environment_of(argv) is study.DMLAB
     assert study.environment_of(['study', '--levels=x']) is study.ATARI
     plan = study.sub_runs(str(tmp_path), ['vtrace'], ['with'])
-    arguments = dict(experiment=experiments.get('impala_dmlab'), paper=impala_config.dmlab(),
+    arguments = dict(experiment=experiments.get('impala_dmlab'), paper=impala_config.ImpalaDmLab(),
                      preset='tiny', fields={})
     with pytest.raises(ConfigError, match="^--level: unknown DeepMind Lab level 'rooms_watermase'"
                        "; did you mean: rooms_watermaze?") as error:

@@ -28,16 +28,13 @@ ADAPTED = ('entropy_cost', 'learning_rate', 'rmsprop_epsilon', 'max_grad_norm')
 
 
 def _config(**overrides):
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(dict(pbt_population=2, pbt_burn_in_frames=800, pbt_fitness_episodes=2),
-             **overrides)
-    return c
+    return impala_config.tiny(impala_config.ImpalaAtari()).replace(
+        **{**dict(pbt_population=2, pbt_burn_in_frames=800, pbt_fitness_episodes=2),
+           **overrides})
 
 
 def test_the_initial_population_is_drawn_from_table_d1():
-    c = impala_config.atari_experts()
-    c.pbt_population = 24                           # table D.1: "population size are 24"
-    impala_config.check(c)
+    c = impala_config.check(impala_config.ImpalaAtari(pbt_population=24))   # table D.1
     assert c.num_learners == 24                     # the members are the run's learners
     sweeps = experiments.get('impala_atari').sweeps
     members = sweeps.members(c)
@@ -84,7 +81,7 @@ def test_a_population_of_one_stops_the_program_before_any_process_starts(tmp_pat
 
 def test_adapted_hyperparameters_take_effect_without_retracing():
     c = _config(learning_rate=1e-3)
-    impala_config.check(c)
+    c = impala_config.check(c)
     builder = experiments.get('impala_atari').builder(c)
     state = builder.learning_state()
     data = batch(builder, np.random.default_rng(0), 1.0)
@@ -122,7 +119,7 @@ def test_fitness_is_table_g1_mean_over_tasks_of_capped_task_means():
     """(sum_l min[1, (s_l - r_l) / (h_l - r_l)]) / N: asterix's episodes are short (10 games in
     the window), berzerk's long (1 game), qbert's in between (2); each task weighs 1/3."""
     assert {g: scores.atari_references()[g] for g in REFERENCES} == REFERENCES
-    c = impala_config.atari57_tiny(impala_config.atari57())
+    c = impala_config.atari57_tiny(impala_config.ImpalaAtari57())
     builder = experiments.get('impala_atari57').builder(c)
     # env k of actor 0 plays task k
     assert builder.environments.tasks() == ('asterix', 'berzerk', 'qbert')
@@ -280,7 +277,7 @@ def test_a_real_population_copies_and_perturbs(tmp_path):
     for name in ADAPTED:
         np.testing.assert_allclose(saved[name], float(last[name]), rtol=1e-6)
     c = _config(pbt_copy_threshold=-1.0)
-    impala_config.check(c)
+    c = impala_config.check(c)
     drawn = experiments.get('impala_atari').sweeps.member_config(c, member)
     assert start['event'] == 'start'
     for name in ('learning_rate', 'entropy_cost', 'rmsprop_epsilon'):

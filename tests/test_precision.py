@@ -1,7 +1,6 @@
 """bfloat16 networks (issue 37): float32 variables and outputs close to float32's, a bfloat16
 learner update of every agent with a float32 loss, V-trace's reference check on a bfloat16
 network's outputs, and `--config.precision=bfloat16` refused where no unit computes it."""
-import ml_collections
 import numpy as np
 import pytest
 import reverb
@@ -10,6 +9,7 @@ import tensorflow as tf
 
 import test_vtrace
 from agents.core import builders
+from agents.core import runtime_config
 from agents.core import variables
 from agents.core.config_checks import ConfigError
 from agents.networks import dpg
@@ -139,9 +139,8 @@ def test_a_bfloat16_learner_update_of_every_agent_has_a_float32_loss(name, tmp_p
     variables and optimizer state it trained stay float32."""
     experiment = experiments.get(name)
     num_steps, fields = UPDATES[name]
-    config = experiment.presets['tiny'](experiment.paper_config())
-    config.update({**fields, 'precision': 'bfloat16'})
-    experiment.check(config)
+    config = experiment.check(experiment.presets['tiny'](experiment.paper_config()).replace(
+        **fields, precision='bfloat16'))
     builder = experiment.builder(config)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
@@ -167,13 +166,13 @@ def test_cpu_flags_are_read_from_cpuinfo():
 
 
 def test_bfloat16_is_refused_in_one_line_without_units():
-    config = ml_collections.ConfigDict({'precision': 'bfloat16'})
+    config = runtime_config.Runtime(experiment='any', eval_protocol='any', precision='bfloat16')
     with pytest.raises(ConfigError, match=r'^--config.precision=bfloat16: this machine has no '
                                           r'bfloat16 units \(no avx512_bf16 or amx_bf16 '
                                           r'.*: use --config.precision=float32$'):
         input_checks.precision(config, units=processor.cpu_units('flags\t: fpu avx2\n'))
     input_checks.precision(config, units=('amx_bf16',))
-    input_checks.precision(ml_collections.ConfigDict({'precision': 'float32'}), units=())
+    input_checks.precision(config.replace(precision='float32'), units=())
 
 
 def test_a_run_resumed_in_another_precision_says_so(tmp_path):

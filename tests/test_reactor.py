@@ -22,14 +22,14 @@ from reverb_tables import tables
 
 
 def test_paper_config_is_sec_3_4():
-    c = reactor_config.atari()
+    c = reactor_config.ReactorAtari()
     assert (c.sequence_length, c.batch_size, c.target_update_period) == (33, 4, 1000)
     assert (c.learning_rate, c.adam_beta1) == (5e-5, 0.0)
     assert (c.retrace_lambda, c.beta_loo_truncation, c.policy_epsilon) == (1.0, 1.0, 0.01)
     assert 4 <= c.acting_steps_per_learning_step <= 6
     assert (c.frame_stack, c.action_repeat, c.total_frames) == (1, 4, 200_000_000)
     assert c.sequence_period == 1 and c.eval_protocol == 'reactor_atari_noop'
-    reactor_config.check(c)
+    c = reactor_config.check(c)
 
 
 @pytest.mark.parametrize('field, value, message', [
@@ -44,10 +44,10 @@ def test_paper_config_is_sec_3_4():
     ('num_learners', 2, '--config.num_learners must be 1 (Reactor runs no sweeps), got 2'),
 ])
 def test_bad_settings_are_one_line_errors(field, value, message):
-    c = reactor_config.atari()
-    c[field] = value
+    c = reactor_config.ReactorAtari()
+    c = c.replace(**{field: value})
     with pytest.raises(ConfigError) as error:
-        reactor_config.check(c)
+        c = reactor_config.check(c)
     assert str(error.value).startswith(message) and '\n' not in str(error.value)
 
 
@@ -63,7 +63,7 @@ def test_masked_steps_are_bootstrapped_from_but_not_learnt_from():
     """A mask-0 step (the final observation of a time-limited episode) adds no loss term and
     cuts the traces: its action, behaviour probability and reward change nothing, while its
     distributions, the bootstrap of the step before, do."""
-    c = reactor_config.tiny(reactor_config.atari())
+    c = reactor_config.tiny(reactor_config.ReactorAtari())
     rng = np.random.default_rng(0)
     t, b, a = 6, 3, 4
     online = _outputs(rng, t, b, a, c.num_atoms)
@@ -105,8 +105,8 @@ def test_masked_steps_are_bootstrapped_from_but_not_learnt_from():
 def replay_run(tmp_path_factory):
     """A loopback server with Reactor's tables (tiny preset) and one real actor on Pong,
     acting in a thread until the pace table's rate limiter holds it."""
-    c = reactor_config.tiny(reactor_config.atari())
-    reactor_config.check(c)
+    c = reactor_config.tiny(reactor_config.ReactorAtari())
+    c = reactor_config.check(c)
     builder = experiments.get('reactor_atari').builder(c)
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'

@@ -19,12 +19,9 @@ from launch import runtime
 def _config():
     """The tiny preset on Breakout, whose lost lives end episodes (discount 0), with a time
     limit of 40 steps (mask-0 bootstrap steps); the pace table never holds the writer."""
-    c = reactor_config.tiny(reactor_config.atari())
-    c.game = 'breakout'
-    reactor_config.check(c)
-    c.max_episode_frames = 160
-    c.min_replay_size = 10_000
-    return c
+    c = reactor_config.check(reactor_config.tiny(reactor_config.ReactorAtari()).replace(
+        game='breakout'))
+    return c.replace(max_episode_frames=160, min_replay_size=10_000)
 
 
 def _server(builder, checkpoint_dir):

@@ -23,11 +23,11 @@ T = 5
 
 
 def _builder(**overrides):
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='pong', core='lstm', unroll_length=T, envs_per_actor=2, queue_size=1000,
-             life_loss_ends_episode=False, max_episode_frames=120, noop_max=3)
-    c.update(overrides)
-    impala_config.check(c)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='pong', core='lstm', unroll_length=T, envs_per_actor=2, queue_size=1000,
+                 life_loss_ends_episode=False, max_episode_frames=120, noop_max=3)
+    c = c.replace(**overrides)
+    c = impala_config.check(c)
     return experiments.get('impala_atari').builder(c)
 
 

@@ -9,8 +9,7 @@ from launch import experiments
 
 
 def test_probe_reads_the_torso_and_the_cells_growing():
-    config = laser_config.tiny(laser_config.atari())
-    config.game = 'breakout'
+    config = laser_config.tiny(laser_config.LaserAtari()).replace(game='breakout')
     builder = experiments.get('laser_atari').builder(config)
     network = builder.network()
     untrained = recurrent_probe.probe(builder, network, num_steps=40)

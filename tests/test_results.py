@@ -41,11 +41,11 @@ def test_row_commands_are_valid_launch_commands(row):
         if field.startswith('config.'):
             field = field.removeprefix('config.')
             assert field in config, flag
-            config[field] = type(config[field])(value)
+            config = config.replace(**{field: type(config[field])(value)})
         elif field != 'preset':
             assert field == spec.target_field, flag
-            config[field] = value
-    spec.check(config)
+            config = config.replace(**{field: value})
+    config = spec.check(config)
     assert row.target.frames in row.marks
     assert {p.frames for p in row.published} <= set(row.marks)
     assert {p.source for p in row.published} <= set(results.SOURCES)
@@ -160,8 +160,7 @@ def _write_run(run_dir, games):
     """A run directory as the launcher leaves it: config, learner and episode logs."""
     os.makedirs(os.path.join(run_dir, 'logs'))
     config = experiments.get('impala_atari').presets['quick'](
-        experiments.get('impala_atari').paper_config())
-    config.game = 'breakout'
+        experiments.get('impala_atari').paper_config()).replace(game='breakout')
     with open(os.path.join(run_dir, 'config.json'), 'w') as f:
         json.dump(config.to_dict(), f)
     with open(os.path.join(run_dir, 'logs', 'learner.csv'), 'w') as f:

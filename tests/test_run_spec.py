@@ -18,8 +18,7 @@ def _old_run(run_dir, experiment, preset, **fields):
     """A run directory as the code before the run spec left it: RUN_DIR/config.json, the
     config dict as JSON with sorted keys."""
     spec = experiments.get(experiment)
-    config = spec.presets[preset](spec.paper_config())
-    config.update(fields)
+    config = spec.presets[preset](spec.paper_config()).replace(**fields)
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, 'config.json')
     with open(path, 'w') as f:

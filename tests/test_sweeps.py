@@ -1,8 +1,9 @@
 """Sweeps (agents/core/sweeps.py): named and inline grids, members' configs, one-line errors."""
-import ml_collections
 import pytest
 
+from agents.core import runtime_config
 from agents.core import sweeps
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError
 from agents.laser import config as laser_config
 from launch import experiments
@@ -12,11 +13,18 @@ SWEEPS = sweeps.Sweeps(named={'pair': {'learning_rate': (1.0, 2.0)}},
                        sweepable=('learning_rate', 'entropy_cost', 'seed'))
 
 
+@typed_config.config
+class _Swept(runtime_config.Runtime):
+    """The runtime fields sweeps read (agents/core/runtime_config.py), and fields to vary."""
+    experiment: str = typed_config.setting('swept', 'a test')
+    eval_protocol: str = typed_config.setting('atari_noop', 'a test')
+    learning_rate: float = typed_config.setting(0.5, 'a test')
+    entropy_cost: float = typed_config.setting(0.01, 'a test')
+    game: str = typed_config.setting('pong', 'a test')
+
+
 def _config(sweep):
-    """A config with the runtime fields sweeps read (agents/core/runtime_config.py)."""
-    return ml_collections.ConfigDict(
-        {'sweep': sweep, 'pbt_population': 0, 'learning_rate': 0.5, 'entropy_cost': 0.01,
-         'seed': 0, 'game': 'pong'})
+    return _Swept(sweep=sweep)
 
 
 def test_members_are_the_grid_product_first_field_slowest():
@@ -40,8 +48,7 @@ def test_integer_fields_stay_integers_and_no_sweep_is_one_member():
 
 def test_named_grids_of_the_laser_paper():
     """LASER sec. 5.1: 9 agents, {3e-4, 6e-4, 1.2e-3} x {5e-3, 1e-2, 2e-2}."""
-    config = laser_config.atari()
-    config.sweep = 'paper'
+    config = laser_config.LaserAtari(sweep='paper')
     members = laser_config.SWEEPS.members(config)
     assert len(members) == 9
     assert {m['learning_rate'] for m in members} == {3e-4, 6e-4, 1.2e-3}
@@ -68,12 +75,11 @@ def test_a_learner_outside_the_sweep_is_refused():
 
 
 def test_learner_names_carry_the_members_values():
-    config = _config('learning_rate=1e-4,2e-4')
-    config.num_learners = 2
+    config = _config('learning_rate=1e-4,2e-4').replace(num_learners=2)
     assert SWEEPS.learner_name(config, 1) == 'learner_1 learning_rate=0.0002'
-    config.sweep = ''
+    config = config.replace(sweep='')
     assert SWEEPS.learner_name(config, 1) == 'learner_1'
-    config.num_learners = 1
+    config = config.replace(num_learners=1)
     assert SWEEPS.learner_name(config, 0) == 'learner'
 
 

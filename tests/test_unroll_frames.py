@@ -18,15 +18,15 @@ from reverb_tables import tables
 
 @pytest.mark.parametrize('max_episode_frames', [400, 100_000])
 def test_rebuilt_unrolls_equal_the_steps_the_actor_wrote(max_episode_frames):
-    c = impala_config.tiny(impala_config.atari_experts())
-    c.update(game='breakout', noop_max=3, max_episode_frames=max_episode_frames,
-             envs_per_actor=1, batch_size=1, unroll_length=20)
+    c = impala_config.tiny(impala_config.ImpalaAtari())
+    c = c.replace(game='breakout', noop_max=3, max_episode_frames=max_episode_frames,
+                 envs_per_actor=1, batch_size=1, unroll_length=20)
     queue_alone = experiments.get('impala_atari').builder(c)
     assert queue_alone.stored_stack == 1     # a queue alone: stacks
     # The observation and the other step fields packed in one column (agents/core/packing.py).
     assert set(queue_alone.tables()[0].make(tables.QUEUE).info.signature) == {
         'observation', packing.PACKED}
-    c.replay_proportion = 0.5                                        # table 2's replay
+    c = c.replace(replay_proportion=0.5)                             # table 2's replay
     builder = experiments.get('impala_atari').builder(c)
     assert builder.stored_stack == 4
     signature = builder.tables()[0].make(tables.QUEUE).info.signature

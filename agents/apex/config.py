@@ -1,111 +1,136 @@
-"""Ape-X experiment configs (Horgan et al., 2018), one function per paper experiment.
+"""Ape-X experiment configs (Horgan et al., 2018), one class per paper experiment
+(agents/core/typed_config.py).
 
 Every paper-stated value names its section (restated in docs/paper_notes.md); values the
 paper does not state say so. Presets for small machines live in the preset functions, never here.
 """
+import dataclasses
 import functools
 
-import ml_collections
-
-from agents.core import config_checks
+from agents.core import config_checks as checks
+from agents.core import environment_config
 from agents.core import runtime_config
+from agents.core import typed_config
+from agents.core.typed_config import setting
 from environments import settings
 
 
-def _replay_and_actors(c: ml_collections.ConfigDict) -> None:
-    """What both Ape-X agents share (sec. 3 and 4; appendix D: "otherwise as per DQN")."""
-    c.n_step = 3                         # sec. 4.1 / appendix C: multi-step loss, n = 3
-    c.discount = 0.99                    # sec. 4.1 (gamma)
-    c.priority_exponent = 0.6            # sec. 4.1, appendix D (alpha)
-    c.importance_sampling_exponent = 0.4  # sec. 4.1 (beta)
-    c.transition_batch_size = 50         # sec. 4.1: actors send transitions in batches of B = 50
-    c.min_replay_size = 50_000           # appendix C: learning starts after 50,000 transitions
-    c.samples_per_insert = 0.0           # not stated as such: the actors and the learner run
-                                         # at their own speeds (sec. 3), 0 here; > 0 holds the
-                                         # transitions sampled per transition inserted at that
-                                         # (reverb_tables/tables.py), for small machines
+_CLIP = checks.Rule(checks.POSITIVE, 'a clipping bound')
 
 
-def atari_dqn() -> ml_collections.ConfigDict:
-    """Ape-X DQN on one Atari game (sec. 3.1, 4.1, appendix C; table 2)."""
-    c = ml_collections.ConfigDict()
-    c.experiment = 'apex_dqn_atari'
-    c.game = 'pong'
-    c.seed = 0
-
-    # Environment: appendix C, "the standard transformations introduced by DQN"
-    # (environments/settings.add_atari): greyscale 84x84, frame stacking (4), actions repeated
-    # 4 times (sec. 4.1: "a fixed action repeat of 4"), rewards clipped to [-1, 1]. Not stated,
-    # DQN's: minimal action sets, max over the last 2 frames, episodes ended at a lost life in
-    # training (as Reactor's, docs/fidelity.md), no-op starts in training (up to 30).
-    settings.add_atari(c, max_episode_frames=50_000)   # sec. 4.1: training episodes limited to
-                                                       # 50,000 frames
-
-    # Replay and actors (sec. 4.1).
-    _replay_and_actors(c)
-    c.replay_capacity = 2_000_000        # sec. 4.1: soft limit 2M, FIFO removal
-    c.epsilon = 0.4                      # sec. 4.1: epsilon_i = epsilon^(1 + alpha i / (N-1))
-    c.epsilon_alpha = 7.0                # sec. 4.1 (alpha of the epsilon schedule)
-    c.parameter_update_frames = 400      # sec. 4.1: actors copy parameters every 400 frames
-
-    # Learner (appendix C).
-    c.batch_size = 512                   # sec. 4.1
-    c.learning_rate = 0.00025 / 4        # appendix C
-    c.rmsprop_decay = 0.95               # appendix C (centered RMSProp)
-    c.rmsprop_epsilon = 1.5e-7           # appendix C
-    c.rmsprop_momentum = 0.0             # appendix C: no momentum
-    c.max_grad_norm = 40.0               # appendix C
-    c.target_update_period = 2500        # appendix C: target copied every 2,500 batches
-    c.prefetch_batches = 16              # sec. 4.1: the learner prefetches up to 16 batches
-    c.total_frames = 22_800_000_000      # table 1: 22,800M frames (5 days)
-
-    # Actors (sec. 4.1: 360, one CPU core each): 45 processes of 8 environments, each
-    # environment one paper actor with its own epsilon_i; presets size them to a machine.
-    # x envs_per_actor = 360 (sec. 4.1); 8 environments per process: not stated (one
-    # environment per actor machine). The rest: agents/core/runtime_config.py.
-    runtime_config.add(c, num_actors=45, envs_per_actor=8, eval_protocol='apex_atari_noop')
-    c.replay_readers = 2                 # not stated; sample streams decompressed in parallel
-                                         # with learning (sec. 4.1), one per core here
-    return c
-
-
-def control_dpg() -> ml_collections.ConfigDict:
-    """Ape-X DPG on one DeepMind Control Suite task from features (sec. 3.2, 4.2, appendix D)."""
-    c = ml_collections.ConfigDict()
-    c.experiment = 'apex_dpg_control'
-    c.task = 'humanoid_walk'             # sec. 4.2: manipulator bring_ball, humanoid stand,
-    c.seed = 0                           # walk, run; any other suite task by name
-    c.action_repeat = 1                  # sec. 4.2: "here we do not use action repeats"
-    c.reward_clip = 0.0                  # not stated; 0 = no clipping (rewards are in [0, 1])
-
-    # Replay and actors (sec. 4.2, appendix D).
-    _replay_and_actors(c)
-    c.replay_capacity = 1_000_000        # appendix D: fixed capacity of 10^6
-    c.eviction_exponent = -0.4           # appendix D: evict by prioritized sampling at -0.4
-    c.exploration_sigma = 0.3            # appendix D: Gaussian action noise, sigma = 0.3
-    c.parameter_update_frames = 400      # not stated for control; as Atari (sec. 4.1)
-
-    # Learner (appendix D).
-    c.batch_size = 256                   # sec. 4.2
-    c.learning_rate = 1e-4               # appendix D: Adam 1e-4 (actor and critic)
-    c.actor_gradient_clip = 1.0          # appendix D: "the gradient used to update the actor
-                                         # network is clipped to [-1, 1], element-wise": dq/da,
-                                         # as trfl's dpg op (docs/fidelity.md)
-    c.critic_max_grad_norm = 40.0        # appendix D: "otherwise as per DQN" (appendix C: 40)
-    c.target_update_period = 100         # appendix D: targets copied every 100 batches
-    c.prefetch_batches = 16              # sec. 4.1
-    c.total_frames = 1_000_000_000       # not stated (fig. 3 is in wall-clock hours)
-
-    # Actors (sec. 4.2: 64): 8 processes of 8 environments; presets size them to a machine.
-    # x envs_per_actor = 64 (sec. 4.2); 8 environments per process: not stated (one
-    # environment per actor machine). The rest: agents/core/runtime_config.py.
-    runtime_config.add(c, num_actors=8, envs_per_actor=8,
-                       eval_protocol='apex_control_noiseless')
-    c.replay_readers = 2                 # not stated; as Ape-X DQN
-    return c
+@typed_config.config
+class ApexReplay(typed_config.Config):
+    """What both Ape-X agents share (sec. 3 and 4; appendix D: "otherwise as per DQN"): the
+    prioritized replay, the actors' transitions and their parameter fetches, and the budget."""
+    n_step: int = setting(3, 'sec. 4.1 / appendix C: multi-step loss, n = 3',
+                          checks.Rule(checks.COUNT, 'steps of the return'), fixed_on_resume=True)
+    discount: float = setting(0.99, 'sec. 4.1 (gamma)', checks.DISCOUNT)
+    priority_exponent: float = setting(0.6, 'sec. 4.1, appendix D (alpha)',
+                                       checks.Rule(checks.NON_NEGATIVE, 'an exponent of '
+                                                                        'priorities; 0: uniform'),
+                                       fixed_on_resume=True)
+    importance_sampling_exponent: float = setting(
+        0.4, 'sec. 4.1 (beta)', checks.Rule(checks.NON_NEGATIVE,
+                                            'an exponent of weights; 0: no correction'))
+    transition_batch_size: int = setting(50, 'sec. 4.1: actors send transitions in batches of '
+                                             'B = 50')
+    min_replay_size: int = setting(50_000, 'appendix C: learning starts after 50,000 '
+                                           'transitions', fixed_on_resume=True)
+    samples_per_insert: float = setting(
+        0.0, 'not stated as such: the actors and the learner run at their own speeds (sec. 3), 0 '
+             'here; > 0 holds the transitions sampled per transition inserted at that '
+             '(reverb_tables/tables.py), for small machines',
+        checks.Rule(checks.NON_NEGATIVE, 'transitions sampled per transition inserted; 0: '
+                                         'actors never wait for the learner'),
+        fixed_on_resume=True)
+    replay_capacity: int = setting(dataclasses.MISSING, 'each agent states its own',
+                                   fixed_on_resume=True)
+    parameter_update_frames: int = setting(400, 'sec. 4.1: actors copy parameters every 400 '
+                                                'frames',
+                                           checks.Rule(checks.COUNT,
+                                                       'frames between parameter fetches'))
+    prefetch_batches: int = setting(16, 'sec. 4.1: the learner prefetches up to 16 batches',
+                                    checks.Rule(checks.COUNT, 'batches'))
+    replay_readers: int = setting(2, 'not stated; sample streams decompressed in parallel with '
+                                     'learning (sec. 4.1), one per core here',
+                                  checks.Rule(checks.COUNT, 'readers'))
+    batch_size: int = setting(dataclasses.MISSING, 'each agent states its own')
+    learning_rate: float = setting(dataclasses.MISSING, 'each agent states its own',
+                                   checks.STEP_SIZE)
+    target_update_period: int = setting(dataclasses.MISSING, 'each agent states its own')
+    total_frames: int = setting(dataclasses.MISSING, 'each agent states its own', checks.BUDGET)
 
 
-def _quick(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
+@typed_config.config
+class ApexDQNAtari(typed_config.sections(ApexReplay, runtime_config.Runtime,
+                                         environment_config.Atari)):
+    """Ape-X DQN on one Atari game (sec. 3.1, 4.1, appendix C; table 2).
+
+    Environment: appendix C, "the standard transformations introduced by DQN"
+    (agents/core/environment_config.py): greyscale 84x84, frame stacking (4), actions repeated 4
+    times (sec. 4.1: "a fixed action repeat of 4"), rewards clipped to [-1, 1]. Not stated, DQN's:
+    minimal action sets, max over the last 2 frames, episodes ended at a lost life in training
+    (as Reactor's, docs/fidelity.md), no-op starts in training (up to 30). Actors (sec. 4.1:
+    360, one CPU core each): 45 processes of 8 environments, each environment one paper actor
+    with its own epsilon_i; presets size them to a machine.
+    """
+    experiment: str = setting('apex_dqn_atari', 'launch/experiments.py')
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    max_episode_frames: int = setting(50_000, 'sec. 4.1: training episodes limited to 50,000 '
+                                              'frames')
+    replay_capacity: int = setting(2_000_000, 'sec. 4.1: soft limit 2M, FIFO removal')
+    epsilon: float = setting(0.4, 'sec. 4.1: epsilon_i = epsilon^(1 + alpha i / (N-1))',
+                             checks.Rule(checks.UNIT, 'the probability of a random action'))
+    epsilon_alpha: float = setting(7.0, 'sec. 4.1 (alpha of the epsilon schedule)')
+    batch_size: int = setting(512, 'sec. 4.1')
+    learning_rate: float = setting(0.00025 / 4, 'appendix C')
+    rmsprop_decay: float = setting(0.95, 'appendix C (centered RMSProp)', checks.DECAY)
+    rmsprop_epsilon: float = setting(1.5e-7, 'appendix C', checks.OPTIMIZER_OFFSET)
+    rmsprop_momentum: float = setting(0.0, 'appendix C: no momentum', checks.DECAY)
+    max_grad_norm: float = setting(40.0, 'appendix C', checks.CLIP_OR_NONE)
+    target_update_period: int = setting(2500, 'appendix C: target copied every 2,500 batches')
+    total_frames: int = setting(22_800_000_000, 'table 1: 22,800M frames (5 days)')
+    num_actors: int = setting(45, 'x envs_per_actor = 360 (sec. 4.1)')
+    envs_per_actor: int = setting(8, 'not stated (one environment per actor machine)')
+    eval_protocol: str = setting('apex_atari_noop', 'table 2 (no-op starts)')
+
+
+@typed_config.config
+class ApexDPGControl(typed_config.sections(ApexReplay, runtime_config.Runtime,
+                                           environment_config.Control)):
+    """Ape-X DPG on one DeepMind Control Suite task from features (sec. 3.2, 4.2, appendix D).
+    Actors (sec. 4.2: 64): 8 processes of 8 environments; presets size them to a machine."""
+    experiment: str = setting('apex_dpg_control', 'launch/experiments.py')
+    task: str = setting('humanoid_walk', 'sec. 4.2: manipulator bring_ball, humanoid stand, '
+                                         'walk, run; any other suite task by name',
+                        fixed_on_resume=True)
+    action_repeat: int = setting(1, 'sec. 4.2: "here we do not use action repeats"')
+    replay_capacity: int = setting(1_000_000, 'appendix D: fixed capacity of 10^6')
+    eviction_exponent: float = setting(-0.4, 'appendix D: evict by prioritized sampling at -0.4',
+                                       checks.Rule(checks.Range(high=0), 'eviction samples low '
+                                                                         'priorities first; 0: '
+                                                                         'uniform'),
+                                       fixed_on_resume=True)
+    exploration_sigma: float = setting(0.3, 'appendix D: Gaussian action noise, sigma = 0.3',
+                                       checks.Rule(checks.NON_NEGATIVE,
+                                                   'a noise scale; 0: greedy actors'))
+    parameter_update_frames: int = setting(400, 'not stated for control; as Atari (sec. 4.1)')
+    batch_size: int = setting(256, 'sec. 4.2')
+    learning_rate: float = setting(1e-4, 'appendix D: Adam 1e-4 (actor and critic)')
+    actor_gradient_clip: float = setting(1.0, 'appendix D: "the gradient used to update the '
+                                              'actor network is clipped to [-1, 1], '
+                                              'element-wise": dq/da, as trfl\'s dpg op '
+                                              '(docs/fidelity.md)', _CLIP)
+    critic_max_grad_norm: float = setting(40.0, 'appendix D: "otherwise as per DQN" (appendix '
+                                                'C: 40)', _CLIP)
+    target_update_period: int = setting(100, 'appendix D: targets copied every 100 batches')
+    total_frames: int = setting(1_000_000_000, 'not stated (fig. 3 is in wall-clock hours)')
+    num_actors: int = setting(8, 'x envs_per_actor = 64 (sec. 4.2)')
+    envs_per_actor: int = setting(8, 'not stated (one environment per actor machine)')
+    eval_protocol: str = setting('apex_control_noiseless', 'figure 3: the noiseless policy')
+
+
+def _quick(c, **values):
     """`--preset=quick`: a demo on a 2-core machine, not the paper."""
     return runtime_config.quick(
         c, num_actors=2,                 # this machine's 2 cores, not the paper's 360 or 64
@@ -125,7 +150,7 @@ quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period
                               envs_per_actor=4, samples_per_insert=32.0)
 
 
-def tiny(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
+def tiny(c, **values):
     """`--preset=tiny`: seconds-long runs for tests (Ape-X DPG's; `tiny_dqn` for DQN)."""
     return runtime_config.tiny(
         c, total_frames=4_000, replay_capacity=2_000, min_replay_size=100, batch_size=8,
@@ -138,27 +163,23 @@ DQN_PRESETS = {'paper': lambda c: c, 'quick': quick_dqn, 'tiny': tiny_dqn}
 DPG_PRESETS = {'paper': lambda c: c, 'quick': quick_dpg, 'tiny': tiny}
 
 # The learner starts once the replay holds min_replay_size transitions (appendix C).
-first_update_frames = config_checks.replay_start_frames
+first_update_frames = checks.replay_start_frames
 
-# What the checkpoints of a run (learner and replay) hold networks and transitions for, and
-# what the replay's table is made with: Reverb restores a checkpointed table whole.
-FIXED_ON_RESUME = ('game', 'task', 'action_set', 'frame_stack', 'screen_size', 'n_step',
-                   'num_learners', 'replay_capacity', 'min_replay_size', 'priority_exponent',
-                   'eviction_exponent', 'samples_per_insert')
-
-
-def check_dqn(config: ml_collections.ConfigDict) -> None:
-    """One-line errors for Ape-X DQN settings out of range; resolves the game name."""
-    config_checks.environment(settings.atari, config)
-    config_checks.positive(config, 'max_grad_norm')   # unlike LASER's, 0 does not turn it off
-    config_checks.runtime(config)
+def check_dqn(config: ApexDQNAtari) -> ApexDQNAtari:
+    """One-line errors for Ape-X DQN settings out of range; the config with its game name
+    resolved."""
+    config = checks.environment(settings.atari, config)
+    checks.positive(config, 'max_grad_norm')   # unlike LASER's, 0 does not turn it off
+    checks.runtime(config)
+    return config
 
 
-def check_dpg(config: ml_collections.ConfigDict) -> None:
-    """One-line errors for Ape-X DPG settings out of range; checks the task name."""
+def check_dpg(config: ApexDPGControl) -> ApexDPGControl:
+    """One-line errors for Ape-X DPG settings out of range, and the task's name."""
     from environments import control  # pylint: disable=import-outside-toplevel
     try:
         control.parse_task(config.task)
     except ValueError as e:
-        raise config_checks.ConfigError(str(e)) from None
-    config_checks.runtime(config)
+        raise checks.ConfigError(str(e)) from None
+    checks.runtime(config)
+    return config

@@ -5,13 +5,13 @@ with weights (N P(i))^-beta / max_j from the probabilities Reverb sampled with; 
 follows dq/da clipped element-wise (appendix D). Each update returns its batch's keys and new
 priorities |G_t - q(S_t, A_t)| next to its metrics.
 """
-import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
 from agents.core import learning
 from agents.core import optimizers
 from agents.core import transitions
+from agents.core import typed_config
 from agents.ops import replay
 from agents.ops import value_learning
 
@@ -25,7 +25,7 @@ class _ApexLearning(learning.TargetNetworkLearning):
     and the prioritized replay's importance-sampling exponent beta (sec. 4.1)."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool, name: str):
+                 config: typed_config.Config, jit_compile: bool, name: str):
         super().__init__(network, target_network,
                          target_update_period=config.target_update_period,
                          jit_compile=jit_compile, name=name)
@@ -36,7 +36,7 @@ class ApexDQNLearning(_ApexLearning):
     """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool):
+                 config: typed_config.Config, jit_compile: bool):
         super().__init__(network, target_network, config, jit_compile, 'apex_dqn_learning')
         self.optimizer = optimizers.RMSPropTF1(
             learning_rate=config.learning_rate, decay=config.rmsprop_decay,
@@ -72,7 +72,7 @@ class ApexDPGLearning(_ApexLearning):
     """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool):
+                 config: typed_config.Config, jit_compile: bool):
         super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
         self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
         self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)

@@ -15,7 +15,6 @@ import typing
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import dm_env
-import ml_collections
 import reverb
 import sonnet as snt
 import tensorflow as tf
@@ -29,6 +28,7 @@ from agents.core import learner as learner_lib
 from agents.core import logging as run_logging
 from agents.core import pbt
 from agents.core import pbt_hook
+from agents.core import typed_config
 from agents.core import variables
 from reverb_tables import tables
 
@@ -68,7 +68,7 @@ class Environments(typing.Protocol):
 
 
 # (environment_specs, config) -> the network, its variables created.
-NetworkFactory = Callable[[tuple, ml_collections.ConfigDict], snt.Module]
+NetworkFactory = Callable[[tuple, typed_config.Config], snt.Module]
 
 
 class Builder(abc.ABC):
@@ -81,7 +81,7 @@ class Builder(abc.ABC):
     # Tables that must survive a restart are checkpointed with the learner's checkpoints.
     replay_checkpointing = False
 
-    def __init__(self, config: ml_collections.ConfigDict, environments: Environments,
+    def __init__(self, config: typed_config.Config, environments: Environments,
                  make_network: NetworkFactory):
         if not isinstance(environments, Environments):
             raise TypeError(f'{type(environments).__name__} is not an environment piece: it '
@@ -196,11 +196,11 @@ def learner_dir(run_dir: str, learner_id: int, num_learners: int) -> str:
     return run_dir if num_learners == 1 else os.path.join(run_dir, f'learner_{learner_id}')
 
 
-def learner_seed(config: ml_collections.ConfigDict, learner_id: int) -> int:
+def learner_seed(config: typed_config.Config, learner_id: int) -> int:
     return config.seed + learner_id * 1_000_003
 
 
-def actor_seed(config: ml_collections.ConfigDict, learner_id: int, actor_id: int) -> int:
+def actor_seed(config: typed_config.Config, learner_id: int, actor_id: int) -> int:
     """The seed of the actor's first environment; environment k gets this + k."""
     return config.seed * 10_000 + actor_id * config.envs_per_actor + learner_id * 1_000_003
 

@@ -4,9 +4,10 @@ Each agent's `config.py` has a `check(config)` built from these; the experiment 
 (launch/experiments.py) runs it. A failed check raises `ConfigError`, whose message is the one
 line the user sees.
 
-`declared` checks every field against one declaration: its range (`FIELD_RULES`, by name or
-by name pattern, so that a field added later with a known pattern is checked too; every range
-is finite) and the relations between fields (`RELATIONS`). A field's type is its paper value's
+`declared` checks every field against one declaration: what its metadata allows (a `Rule`'s
+range or choices, agents/core/typed_config.py) or else its name pattern's rule (`FIELD_RULES`,
+so that a field added later with a known pattern is checked too; every range is finite), and
+the relations between fields (`RELATIONS`). A field's type is its paper value's
 (launch/configs.py); a numeric field declared nowhere is finite and keeps its paper value's sign
 (launch/input_checks.py).
 """
@@ -14,8 +15,6 @@ import dataclasses
 import fnmatch
 import math
 from typing import Callable
-
-import ml_collections
 
 
 class ConfigError(ValueError):
@@ -67,77 +66,50 @@ FINITE = Range()
 # The networks' `precision` (agents/networks/layers.py), named here without TensorFlow.
 PRECISIONS = ('float32', 'bfloat16')
 
-# field name, or a name pattern (fnmatch) for every field it matches -> (range, what the range
-# means). A name is looked up before the patterns, and the patterns in order.
-FIELD_RULES: dict[str, tuple[Range, str]] = {
-    'discount': (UNIT, "the chance the return goes on at each step"),
-    'rmsprop_decay': (UNIT, "a moving average's decay"),
-    'rmsprop_momentum': (UNIT, "a moving average's decay"),
-    'adam_beta1': (UNIT, "a moving average's decay"),
-    'adam_beta2': (UNIT, "a moving average's decay"),
-    'replay_proportion': (Range(0, 1, open_high=True),
-                          'the online queue needs a part of every batch'),
-    'epsilon': (UNIT, 'the probability of a random action'),
-    'replay_epsilon': (UNIT, 'the weight of uniform sampling in the replay'),
-    'policy_epsilon': (Range(0, 1, open_low=True), 'the weight of the uniform policy mixed in'),
-    'rmsprop_epsilon': (POSITIVE, "an offset of the optimizer's denominator"),
-    'adam_epsilon': (POSITIVE, "an offset of the optimizer's denominator"),
-    'learning_rate': (POSITIVE, 'a step size'),
-    'trust_region_threshold': (POSITIVE, 'the largest KL divergence kept'),
-    'acting_steps_per_learning_step': (POSITIVE, 'the pace of actors against the learner'),
-    'samples_per_insert': (NON_NEGATIVE, 'transitions sampled per transition inserted; 0: '
-                                         'actors never wait for the learner'),
-    'actor_gradient_clip': (POSITIVE, 'a clipping bound'),
-    'critic_max_grad_norm': (POSITIVE, 'a clipping bound'),
-    'max_grad_norm': (NON_NEGATIVE, 'a clipping bound; 0: no clipping'),
-    'entropy_cost': (NON_NEGATIVE, 'a loss weight; 0: the term left out'),
-    'baseline_cost': (NON_NEGATIVE, 'a loss weight; 0: the term left out'),
-    'priority_exponent': (NON_NEGATIVE, 'an exponent of priorities; 0: uniform'),
-    'importance_sampling_exponent': (NON_NEGATIVE, 'an exponent of weights; 0: no correction'),
-    'eviction_exponent': (Range(high=0), 'eviction samples low priorities first; 0: uniform'),
-    'exploration_sigma': (NON_NEGATIVE, 'a noise scale; 0: greedy actors'),
-    'reward_clip': (NON_NEGATIVE, 'a clipping bound; 0: no clipping'),
-    'v_min': (FINITE, 'an end of the return distribution\'s support'),
-    'v_max': (FINITE, 'an end of the return distribution\'s support'),
-    'num_atoms': (Range(2), 'a distribution needs two atoms'),
-    'sequence_length': (Range(2), 'a sequence learns from a step and its successor'),
-    'instruction_vocabulary': (Range(2), 'words beside padding'),
-    'beta_loo_truncation': (Range(1), 'a truncation of the importance weight at 1 or above'),
-    'pbt_population': (NON_NEGATIVE, 'members; 0: no population-based training'),
-    'pbt_perturb_factor': (Range(1), 'a factor up (and its inverse down)'),
-    'pbt_burn_in_frames': (NON_NEGATIVE, 'frames before the first comparison'),
-    'pbt_fitness_episodes': (COUNT, 'the games a fitness is measured on'),
-    'pbt_copy_threshold': (FINITE, 'a score difference; < 0 copies from worse members too'),
-    '*_probability': (UNIT, 'a probability'),
-    '*_lambda': (UNIT, 'a trace coefficient'),
-    'num_*': (COUNT, 'a number of processes or parts'),
-    '*_size': (COUNT, 'a size'),
-    '*_length': (COUNT, 'a length in steps'),
-    '*_period': (COUNT, 'a period in steps'),
-    '*_capacity*': (COUNT, 'a capacity'),
-    'total_frames': (COUNT, 'the run\'s budget'),
-    'anneal_frames': (COUNT, 'the frames over which the learning rate anneals to 0'),
-    'max_nonfinite_updates': (COUNT, 'updates skipped before the run stops'),
-    'envs_per_actor': (COUNT, 'environments'),
-    'channel_multiplier': (COUNT, 'a width factor'),
-    'action_repeat': (COUNT, 'steps of each action'),
-    'frame_stack': (COUNT, 'frames'),
-    'width': (COUNT, 'pixels'),
-    'height': (COUNT, 'pixels'),
-    'n_step': (COUNT, 'steps of the return'),
-    'prefetch_batches': (COUNT, 'batches'),
-    'parameter_update_frames': (COUNT, 'frames between parameter fetches'),
-    'replay_readers': (COUNT, 'readers'),
-    'replay_slack': (COUNT, 'items'),
-    'rate_limiter_tolerance': (COUNT, 'items'),
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A numeric field's range, and what the range means (in the one line that refuses a
+    value outside it)."""
+    range: Range
+    meaning: str
+
+    def __str__(self) -> str:
+        return f'{self.range} ({self.meaning})'
+
+
+# The rules many fields share: a field's metadata names one (agents/core/typed_config.py).
+# The optimizers' and the schedule's:
+DECAY = Rule(UNIT, "a moving average's decay")
+OPTIMIZER_OFFSET = Rule(POSITIVE, "an offset of the optimizer's denominator")
+STEP_SIZE = Rule(POSITIVE, 'a step size')
+BUDGET = Rule(COUNT, "the run's budget")
+ANNEALING = Rule(COUNT, 'the frames over which the learning rate anneals to 0')
+# The losses':
+DISCOUNT = Rule(UNIT, 'the chance the return goes on at each step')
+LOSS_WEIGHT = Rule(NON_NEGATIVE, 'a loss weight; 0: the term left out')
+CLIP_OR_NONE = Rule(NON_NEGATIVE, 'a clipping bound; 0: no clipping')
+
+# Field name patterns (fnmatch) -> the rule of every field they match that declares none of
+# its own, in order: so that a field added later with a known pattern is checked too.
+FIELD_RULES: dict[str, Rule] = {
+    '*_probability': Rule(UNIT, 'a probability'),
+    '*_lambda': Rule(UNIT, 'a trace coefficient'),
+    'num_*': Rule(COUNT, 'a number of processes or parts'),
+    '*_size': Rule(COUNT, 'a size'),
+    '*_length': Rule(COUNT, 'a length in steps'),
+    '*_period': Rule(COUNT, 'a period in steps'),
+    '*_capacity*': Rule(COUNT, 'a capacity'),
 }
 
 
-def rule(field: str) -> tuple[Range, str] | None:
-    """The declared (range, meaning) of `field`: by its name, else by the first pattern that
-    matches it; None if none does."""
-    if field in FIELD_RULES:
-        return FIELD_RULES[field]
+def rule(config, field: str):
+    """What `field` of `config` allows: its metadata's rule or choices
+    (agents/core/typed_config.py), else the first pattern's rule that matches its name; None if
+    neither does."""
+    allowed = type(config).about(field).allowed
+    if allowed is not None:
+        return allowed
     return next((found for pattern, found in FIELD_RULES.items()
                  if fnmatch.fnmatchcase(field, pattern)), None)
 
@@ -170,14 +142,17 @@ RELATIONS = (
 )
 
 
-def declared(config: ml_collections.ConfigDict) -> None:
-    """Every numeric field of `config` finite and in its declared range (`FIELD_RULES`), then
-    every relation (`RELATIONS`) among the fields it has."""
+def declared(config) -> None:
+    """Every field of `config` as its metadata or a pattern allows (`rule`): a numeric one
+    finite and in its range, a field of choices one of them; then every relation
+    (`RELATIONS`) among the fields it has."""
     for field, value in config.items():
-        found = rule(field)
-        if found and is_number(value) and not found[0].holds(value):
-            raise ConfigError(f'--config.{field} must be {found[0].refusal(value)}, got '
-                              f'{value} ({found[1]})')
+        found = rule(config, field)
+        if isinstance(found, tuple):
+            one_of(config, field, found)
+        elif found and is_number(value) and not found.range.holds(value):
+            raise ConfigError(f'--config.{field} must be {found.range.refusal(value)}, got '
+                              f'{value} ({found.meaning})')
     for fields, holds, line in RELATIONS:
         if all(field in config for field in fields) and not holds(config):
             raise ConfigError(line(config))
@@ -216,14 +191,13 @@ def one_of(config, field, choices) -> None:
         raise ConfigError(f'--config.{field} must be one of {allowed}, got {config[field]!r}')
 
 
-def runtime(config: ml_collections.ConfigDict) -> None:
-    """What every experiment's runtime section shares (learners, actors, XLA, precision), and
-    every field's declared range and relations (`declared`)."""
+def runtime(config) -> None:
+    """Every field's declared range, choices and relations (`declared`), and the runtime
+    section's XLA setting."""
     declared(config)
     if jit_setting(config.jit_compile) is None:
         raise ConfigError(f"--config.jit_compile must be true, false or 'auto', "
                           f"got {config.jit_compile!r}")
-    one_of(config, 'precision', PRECISIONS)
 
 
 def jit_setting(value):
@@ -236,11 +210,10 @@ def jit_setting(value):
     return spelled.get(value.lower()) if isinstance(value, str) else None
 
 
-def environment(check: Callable[[ml_collections.ConfigDict], None],
-                config: ml_collections.ConfigDict) -> None:
-    """An environment's own check of its settings (environments/settings.py), whose
-    ValueError is the one line the user sees."""
+def environment(check: Callable, config):
+    """`check(config)`: an environment's own check of its settings (environments/settings.py),
+    whose ValueError is the one line the user sees; the config it returns."""
     try:
-        check(config)
+        return check(config)
     except ValueError as e:
         raise ConfigError(str(e)) from None

@@ -39,13 +39,13 @@ import os
 import time
 from typing import Callable, Mapping, Protocol, Sequence
 
-import ml_collections
 import numpy as np
 import tensorflow as tf
 
 from agents.core import learner as learner_lib
 from agents.core import logging as run_logging
 from agents.core import population
+from agents.core import typed_config
 
 # The finished games of a member's window, as the learner drains them (actor, env,
 # episode_return, episode_frames) -> its fitness (table G.1's formula: launch/fitness.py).
@@ -68,7 +68,7 @@ class Member:
     each log). `member_dirs` are the learners' directories, `fitness` the fitness of a window of
     finished games."""
 
-    def __init__(self, config: ml_collections.ConfigDict, run_dir: str,
+    def __init__(self, config: typed_config.Config, run_dir: str,
                  member_dirs: Sequence[str], member_id: int, fitness: Fitness):
         self._config = config
         self._dirs = list(member_dirs)
@@ -175,8 +175,7 @@ class Member:
         writer.writeheader()
         writer.writerows([{k: run_logging.csv_value(v) for k, v in r.items()} for r in rows])
         _write(path, text.getvalue())
-        member = ml_collections.ConfigDict(self._config.to_dict())
-        member.update(values)
+        member = self._config.replace(**values)
         _write(os.path.join(self._dirs[self._id], 'config.json'),
                json.dumps(member.to_dict(), indent=2, sort_keys=True))
 
@@ -188,7 +187,7 @@ LINEAGE_FIELDS = ('wall_time', 'member', 'event', 'frames', 'step', 'fitness', '
                   'checkpoint')
 
 
-def member(config: ml_collections.ConfigDict, run_dir: str, member_dirs: Sequence[str],
+def member(config: typed_config.Config, run_dir: str, member_dirs: Sequence[str],
            member_id: int, fitness: Fitness | None) -> Member | None:
     """Learner `member_id`'s member of the population; None without PBT. `fitness` comes from
     the launch layer (launch/fitness.py), as the references are paper data, which agents do

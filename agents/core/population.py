@@ -10,10 +10,41 @@ member i starts from the i-th draw of the agent's table D.1 distributions
 import dataclasses
 from typing import Mapping, Sequence
 
-import ml_collections
 import numpy as np
 
+from agents.core import config_checks as checks
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError
+from agents.core.typed_config import setting
+
+
+@typed_config.config
+class Population(typed_config.Config):
+    """Population-based training as IMPALA appendix F runs it (agents/core/pbt.py), adapting
+    `pbt_adapted` (each experiment names its own); the fitness is stated by table G.1, the mean
+    over tasks of each task's capped human-normalised score (launch/fitness.py). Its size is
+    the runtime's `pbt_population` (agents/core/runtime_config.py)."""
+    pbt_adapted: str = setting(dataclasses.MISSING, 'the hyperparameters PBT adapts, joined by '
+                                                    'commas: each experiment names its own')
+    pbt_burn_in_frames: int = setting(20_000_000, 'app. F: "burn-in period of 20 million '
+                                                  'frames"',
+                                      checks.Rule(checks.NON_NEGATIVE,
+                                                  'frames before the first comparison'))
+    pbt_fitness_episodes: int = setting(5_000, 'app. F: "after collecting 5,000 episode '
+                                               'rewards in total"',
+                                        checks.Rule(checks.COUNT,
+                                                    'the games a fitness is measured on'))
+    pbt_copy_threshold: float = setting(0.05, 'app. F: "more than an absolute 5% higher"',
+                                        checks.Rule(checks.FINITE, 'a score difference; < 0 '
+                                                                   'copies from worse members '
+                                                                   'too'))
+    pbt_perturb_probability: float = setting(0.33, 'app. F: "permuted with 33% probability"')
+    pbt_perturb_factor: float = setting(1.2, 'app. F: "multiplying with either 1.2 or 1/1.2"',
+                                        checks.Rule(checks.Range(1), 'a factor up (and its '
+                                                                     'inverse down)'))
+    pbt_anneal_learning_rate: bool = setting(False, "not stated; figure F.1's learning rates "
+                                                    "move by PBT alone, so PBT's schedule "
+                                                    "replaces the annealing")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,17 +66,17 @@ class Categorical:
         return self.values[int(rng.integers(len(self.values)))]
 
 
-def enabled(config: ml_collections.ConfigDict) -> bool:
+def enabled(config: typed_config.Config) -> bool:
     """Whether `config` trains a population (`pbt_population` > 0)."""
     return config.pbt_population > 0
 
 
-def adapted(config: ml_collections.ConfigDict) -> tuple[str, ...]:
+def adapted(config: typed_config.Config) -> tuple[str, ...]:
     """The hyperparameters PBT adapts, from `pbt_adapted` ('learning_rate,entropy_cost')."""
     return tuple(filter(None, (name.strip() for name in config.pbt_adapted.split(','))))
 
 
-def anneals_learning_rate(config: ml_collections.ConfigDict) -> bool:
+def anneals_learning_rate(config: typed_config.Config) -> bool:
     """Whether the learning rate is annealed linearly to 0 (IMPALA table G.1): always without
     PBT; with it only if `pbt_anneal_learning_rate`."""
     return not enabled(config) or config.pbt_anneal_learning_rate
@@ -60,12 +91,13 @@ def initial_population(distributions: Mapping, size: int, seed: int) -> list[dic
             for _ in range(size)]
 
 
-def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
-    """One-line errors for a population that cannot run; the members become the run's learners
-    (num_learners = pbt_population). `adaptable`: what the agent's learning can change."""
+def check(config, adaptable: Sequence[str]):
+    """One-line errors for a population that cannot run; `config` with the members as the run's
+    learners (num_learners = pbt_population). `adaptable`: what the agent's learning can
+    change."""
     population = config.pbt_population
     if population == 0:
-        return
+        return config
     if not population >= 2:
         raise ConfigError(f'--config.pbt_population={population}: a population needs at least '
                           f'2 members to compare (0 turns population-based training off)')
@@ -76,7 +108,7 @@ def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
         raise ConfigError(f'--config.num_learners={config.num_learners} differs from '
                           f'--config.pbt_population={population}: the members are the run\'s '
                           f'learners, so leave num_learners out')
-    config.num_learners = population   # the pbt_ fields' ranges: config_checks.declared
+    config = config.replace(num_learners=population)  # pbt_ fields' ranges: checks.declared
     for name in adapted(config):
         if name not in adaptable:
             raise ConfigError(f'--config.pbt_adapted names {name!r}, which this agent cannot '
@@ -92,5 +124,6 @@ def check(config: ml_collections.ConfigDict, adaptable: Sequence[str]) -> None:
                           f'the run: even games of one step would need {shortest} frames after '
                           f'the {burn_in} of burn-in, beyond --config.total_frames='
                           f'{config.total_frames}')
+    return config
 
 

@@ -1,65 +1,63 @@
-"""The runtime fields of every experiment's config: how this machine runs a paper experiment,
-not the paper. Declared once here (`FIELDS`); an agent's config function adds them with `add`,
-naming only the values it sets otherwise, and its presets size them with `quick` and `tiny`. The
-launcher, learners and actors read them as plain fields (`config.num_actors`), never with a
-default of their own; `config_checks.runtime` checks them.
+"""The runtime section of every experiment's config: how this machine runs a paper experiment,
+not the paper (agents/core/typed_config.py). An experiment redeclares the fields it sets
+otherwise (`eval_protocol` always: each names its own); its presets size them with `quick`
+and `tiny`. The launcher, learners and actors read them as plain fields (`config.num_actors`).
 """
-from typing import Any
+import dataclasses
 
-import ml_collections
+from agents.core import config_checks as checks
+from agents.core import typed_config
+from agents.core.typed_config import setting
 
-# name -> (default, what it is). None: every experiment names its own.
-FIELDS: dict[str, tuple[Any, str]] = {
-    'num_learners': (1, 'learners on one replay server, each with its own actors'),
-    'num_actors': (2, 'actor processes per learner'),
-    'envs_per_actor': (8, 'environments stepped per batched policy call'),
-    'jit_compile': ('auto', "XLA for the learner update: 'auto' = on iff a GPU"),
-    'precision': ('float32', "what the learner's and actors' networks compute in: 'float32' "
-                             "(the papers') or 'bfloat16' (variables, losses and RL operators "
-                             "stay float32: agents/networks/layers.py)"),
-    'max_nonfinite_updates': (10, 'consecutive skipped (non-finite) updates: stop'),
-    'checkpoint_interval_s': (600.0, 'seconds between learner checkpoints'),
-    'log_interval_s': (10.0, 'seconds between progress lines and log rows'),
-    'eval_protocol': (None, 'how the run is evaluated (paper_tables/protocols.py)'),
-    'eval_episodes': (-1, "evaluation episodes; -1: the protocol's episode count"),
-    'sweep': ('', "a grid of learners sharing one replay (--sweep; agents/core/sweeps.py): "
-                  "its name or 'field=v1,v2;...'; '' trains one agent"),
-    'pbt_population': (0, 'population-based training: its members, each a learner of the run '
-                          '(agents/core/population.py); 0: off'),
-}
+_OURS = 'not from the paper: this machine'
 
 
-def add(c: ml_collections.ConfigDict, **values) -> None:
-    """Adds every runtime field to `c`: `values` where given, else its default."""
-    unknown = sorted(set(values) - set(FIELDS))
-    if unknown:
-        raise ValueError(f'not runtime fields: {unknown}; known: {sorted(FIELDS)}')
-    for name, (default, _) in FIELDS.items():
-        value = values.get(name, default)
-        if value is None:
-            raise ValueError(f'runtime field {name!r} has no default: the config must give it')
-        c[name] = value
+@typed_config.config
+class Runtime(typed_config.Config):
+    experiment: str = setting(dataclasses.MISSING, 'the experiment (launch/experiments.py): every '
+                                                   'config names its own')
+    seed: int = setting(0, f'{_OURS}; the seed of every random draw of the run')
+    num_learners: int = setting(1, f'{_OURS}; learners on one replay server, each with its own '
+                                   f'actors', fixed_on_resume=True)
+    num_actors: int = setting(2, f'{_OURS}; actor processes per learner')
+    envs_per_actor: int = setting(8, f'{_OURS}; environments stepped per batched policy call',
+                                  checks.Rule(checks.COUNT, 'environments'))
+    jit_compile: str = setting('auto', f"{_OURS}; XLA for the learner update: 'auto' = on iff a "
+                                       f"GPU")
+    precision: str = setting('float32', "what the learner's and actors' networks compute in: "
+                                        "'float32' (the papers') or 'bfloat16' (variables, "
+                                        "losses and RL operators stay float32: "
+                                        "agents/networks/layers.py)", checks.PRECISIONS)
+    max_nonfinite_updates: int = setting(10, f'{_OURS}; consecutive skipped (non-finite) '
+                                             f'updates: stop',
+                                         checks.Rule(checks.COUNT, 'updates skipped before the '
+                                                                   'run stops'))
+    checkpoint_interval_s: float = setting(600.0, f'{_OURS}; seconds between learner '
+                                                  f'checkpoints')
+    log_interval_s: float = setting(10.0, f'{_OURS}; seconds between progress lines and log '
+                                          f'rows')
+    eval_protocol: str = setting(dataclasses.MISSING, 'how the run is evaluated '
+                                                      '(paper_tables/protocols.py): every '
+                                                      'experiment names its own')
+    eval_episodes: int = setting(-1, "evaluation episodes; -1: the protocol's episode count")
+    sweep: str = setting('', "a grid of learners sharing one replay (--sweep; "
+                             "agents/core/sweeps.py): its name or 'field=v1,v2;...'; '' trains "
+                             "one agent")
+    pbt_population: int = setting(0, 'population-based training: its members, each a learner '
+                                     'of the run (agents/core/population.py); 0: off',
+                                  checks.Rule(checks.NON_NEGATIVE,
+                                              'members; 0: no population-based training'))
 
 
-def quick(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
-    """A `--preset=quick` config: a copy of `c` for a small machine, which checkpoints every
-    2 minutes, with `values` (the preset's own fields)."""
-    return _preset(c, {'checkpoint_interval_s': 120.0, **values})
+def quick(c: typed_config.Config, **values) -> typed_config.Config:
+    """A `--preset=quick` config: `c` for a small machine, which checkpoints every 2 minutes,
+    with `values` (the preset's own fields)."""
+    return c.replace(**{'checkpoint_interval_s': 120.0, **values})
 
 
-def tiny(c: ml_collections.ConfigDict, **values) -> ml_collections.ConfigDict:
-    """A `--preset=tiny` config, for seconds-long test runs: a copy of `c` with one actor of
-    two environments, frequent checkpoints and logs, one evaluation episode, then `values`
-    (the preset's own fields)."""
-    return _preset(c, {'num_actors': 1, 'envs_per_actor': 2, 'checkpoint_interval_s': 5.0,
-                       'log_interval_s': 1.0, 'eval_episodes': 1, **values})
-
-
-def _preset(c: ml_collections.ConfigDict, values: dict) -> ml_collections.ConfigDict:
-    """A copy of `c` with `values`, each a field `c` has."""
-    c = ml_collections.ConfigDict(c.to_dict())
-    for name, value in values.items():
-        if name not in c:
-            raise ValueError(f'a preset sets {name!r}, which the config does not have')
-        c[name] = value
-    return c
+def tiny(c: typed_config.Config, **values) -> typed_config.Config:
+    """A `--preset=tiny` config, for seconds-long test runs: `c` with one actor of two
+    environments, frequent checkpoints and logs, one evaluation episode, then `values` (the
+    preset's own fields)."""
+    return c.replace(**{'num_actors': 1, 'envs_per_actor': 2, 'checkpoint_interval_s': 5.0,
+                        'log_interval_s': 1.0, 'eval_episodes': 1, **values})

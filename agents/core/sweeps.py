@@ -17,9 +17,9 @@ import difflib
 import itertools
 from typing import Mapping, Sequence
 
-import ml_collections
 
 from agents.core import population
+from agents.core import typed_config
 from agents.core.config_checks import ConfigError
 
 Grid = Mapping[str, Sequence]
@@ -42,7 +42,7 @@ class Sweeps:
     # A PBT population's starting distributions: field -> population.LogUniform, Categorical.
     initial_population: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
-    def grid(self, config: ml_collections.ConfigDict) -> Grid:
+    def grid(self, config: typed_config.Config) -> Grid:
         """The grid `config.sweep` names or writes; {} for no sweep. One-line ConfigErrors."""
         spec = config.sweep
         if not spec:
@@ -67,7 +67,7 @@ class Sweeps:
         return {field: [_value(v, field, config[field]) if isinstance(v, str) else v
                         for v in values] for field, values in result.items()}
 
-    def members(self, config: ml_collections.ConfigDict) -> list[dict]:
+    def members(self, config: typed_config.Config) -> list[dict]:
         """The grid's points, one dict of field values per member (a PBT population's starting
         values); [{}] for no sweep."""
         if population.enabled(config):
@@ -82,8 +82,8 @@ class Sweeps:
         return [dict(zip(fields, values))
                 for values in itertools.product(*(sweep_grid[f] for f in fields))]
 
-    def member_config(self, config: ml_collections.ConfigDict,
-                      learner_id: int) -> ml_collections.ConfigDict:
+    def member_config(self, config: typed_config.Config,
+                      learner_id: int) -> typed_config.Config:
         """The config of learner `learner_id`: the run's config with its member's values."""
         points = self.members(config)
         if len(points) == 1:
@@ -92,11 +92,9 @@ class Sweeps:
             what = f'sweep {config.sweep!r}' if config.sweep else 'the population'
             raise ConfigError(f'--learner_id={learner_id} is out of range: {what} has '
                               f'{len(points)} members')
-        member = ml_collections.ConfigDict(config.to_dict())
-        member.update(points[learner_id])
-        return member
+        return config.replace(**points[learner_id])
 
-    def learner_name(self, config: ml_collections.ConfigDict, learner_id: int) -> str:
+    def learner_name(self, config: typed_config.Config, learner_id: int) -> str:
         """How a learner's progress lines start: 'learner' alone, 'learner_<i>' among
         several, followed by its member's values in a sweep."""
         if config.num_learners == 1:

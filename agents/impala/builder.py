@@ -3,7 +3,6 @@ environment piece of one Atari game, Atari-57 or DMLab-30 (the multi-task agents
 and `unroll_network`. `UnrollBuilder` is what every agent learning from actors' unrolls with
 behaviour logits shares: IMPALA's, and LASER's (agents/laser builds on it).
 """
-import ml_collections
 import reverb
 import sonnet as snt
 import tensorflow as tf
@@ -14,6 +13,7 @@ from agents.core import datasets
 from agents.core import packing as packing_lib
 from agents.core import softmax_policy
 from agents.core import steps
+from agents.core import typed_config
 from agents.impala import config as impala_config
 from agents.impala import learning
 from agents.networks import impala as impala_networks
@@ -126,7 +126,7 @@ class ImpalaBuilder(UnrollBuilder):
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
 
-def unroll_network(environment_specs, config: ml_collections.ConfigDict) -> snt.Module:
+def unroll_network(environment_specs, config: typed_config.Config) -> snt.Module:
     """Figure 3's net, computing in `precision`: feed-forward (IMPALA's Atari experts) or with
     the LSTM core fed the last action and clipped reward (`core='lstm'`); on DMLab, whose
     observation holds the instruction's words, always with the core and the instruction

@@ -7,7 +7,6 @@ training frames (`anneal_frames`); gradients clipped by global norm.
 """
 from typing import Callable
 
-import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
@@ -17,6 +16,7 @@ from agents.core import optimizers
 from agents.core import population
 from agents.core import softmax_policy
 from agents.core import steps
+from agents.core import typed_config
 from agents.impala import config as impala_config
 from agents.ops import off_policy
 from agents.ops import policy_gradient
@@ -93,7 +93,7 @@ def actor_critic_loss(logits, values, data, *, entropy_cost, baseline_cost: floa
     return loss, metrics
 
 
-def vtrace_scalars(config: ml_collections.ConfigDict) -> dict:
+def vtrace_scalars(config: typed_config.Config) -> dict:
     """The arguments of `actor_critic_loss` that every V-trace agent's config holds (IMPALA
     table G.1; LASER sec. 5.1 keeps them)."""
     return dict(entropy_cost=config.entropy_cost, baseline_cost=config.baseline_cost,
@@ -104,7 +104,7 @@ def vtrace_scalars(config: ml_collections.ConfigDict) -> dict:
                 vtrace_lambda=config.vtrace_lambda)
 
 
-def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+def loss_scalars(config: typed_config.Config) -> dict:
     """The arguments of `actor_critic_loss` as an IMPALA config sets them: table G.1's, sec.
     5.2.2's correction and the reward clipping of table G.1 or figure D.1."""
     return dict(vtrace_scalars(config), correction=config.off_policy_correction,
@@ -161,7 +161,7 @@ class UnrollLearning(learning.LearningState):
     without retracing and a copied member takes them with the weights.
     """
 
-    def __init__(self, network: snt.Module, config: ml_collections.ConfigDict, loss: Loss,
+    def __init__(self, network: snt.Module, config: typed_config.Config, loss: Loss,
                  jit_compile: bool, name: str = 'learning'):
         super().__init__(network, jit_compile=jit_compile, name=name)
         self.hyperparameters = {
@@ -227,7 +227,7 @@ def network_outputs(network: snt.Module, data):
     return outputs.logits, outputs.value
 
 
-def impala_learning(network: snt.Module, config: ml_collections.ConfigDict,
+def impala_learning(network: snt.Module, config: typed_config.Config,
                     jit_compile: bool) -> UnrollLearning:
     """One IMPALA learner: `actor_critic_loss` minimised as table G.1 says."""
     scalars = loss_scalars(config)

@@ -1,16 +1,18 @@
-"""LASER experiment configs (Schmitt et al., 2019), one function per paper experiment.
+"""LASER experiment configs (Schmitt et al., 2019), one class per paper experiment
+(agents/core/typed_config.py).
 
 Every paper-stated value names its source in the LASER paper; values it does not state say
 "not stated" and why ours (most are those of the IMPALA agent LASER starts from, sec. 5.1:
 "We use the V-trace distributed reinforcement learning agent (Espeholt et al., 2018) as our
 baseline"). Presets for small machines live in `PRESETS`, never here.
 """
-import ml_collections
-
-from agents.core import config_checks
+from agents.core import config_checks as checks
+from agents.core import environment_config
 from agents.core import population
 from agents.core import runtime_config
 from agents.core import sweeps
+from agents.core import typed_config
+from agents.core.typed_config import setting
 from agents.impala import config as impala_config
 from agents.ops import choices
 from environments import settings
@@ -19,122 +21,146 @@ from environments import settings
 # 3-agent Breakout sweep (benchmarks/README.md, "LASER"): the smallest value tried that stays
 # several times above every agent's own online KL, while rejecting the most distant replay.
 TRUST_REGION_THRESHOLD = 0.3
+_IMPALA_DMLAB30 = impala_config.ImpalaDmLab30
 
 
-def atari() -> ml_collections.ConfigDict:
+@typed_config.config
+class LaserLearning(typed_config.Config):
+    """LASER's learner: its batches mixing replay into the online queue, its replay and its
+    trust region (sec. 4, 5.1; app. A.2)."""
+    unroll_length: int = setting(19, 'sec. 5.1: trajectories "each corresponding to 19 steps"',
+                                 fixed_on_resume=True)
+    batch_size: int = setting(128, 'sec. 5.1: mini-batches of "128 (replay)" trajectories; 32 '
+                                   "is the no-replay baseline's (docs/fidelity.md)")
+    replay_proportion: float = setting(0.96, 'sec. 5.1: "96% replay data per batch": 123 of 128',
+                                       checks.Rule(checks.Range(0, 1, open_high=True),
+                                                   'the online queue needs a part of every '
+                                                   'batch'))
+    replay_capacity_observations: int = setting(
+        10_000_000, "not stated for Atari; DMLab-30's value (sec. 5.3-5.4, figs. 2-3: \"10 "
+                    "million observations\")", fixed_on_resume=True)
+    replay_episode_frames: int = setting(
+        108_000, "the longest episode the replay stores whole: the time limit (app. C's 30 "
+                 "minutes, the evaluation cap), so every episode (sec. 5.1: \"We store the "
+                 "entire episodes\"); an actor environment's writer holds the episode under way "
+                 "(docs/fidelity.md). A run saved with the former 18,000 resumes with it unless "
+                 "given 108000")
+    replay_shared: bool = setting(True, "sec. 5.4-5.5: one replay shared by the sweep's agents",
+                                  fixed_on_resume=True)
+    trust_region: bool = setting(True, "sec. 4: trust-region V-trace; False: fig. 3's naive "
+                                       "sharing, the failing baseline")
+    trust_region_threshold: float = setting(TRUST_REGION_THRESHOLD, 'b of sec. 4.1: not stated '
+                                                                    '(TRUST_REGION_THRESHOLD)',
+                                            checks.Rule(checks.POSITIVE,
+                                                        'the largest KL divergence kept'))
+    discount: float = setting(0.995, 'sec. 5.1: "Following Xu et al. (2018) ... 0.995"',
+                              checks.DISCOUNT)
+    baseline_cost: float = setting(0.5, 'not stated; IMPALA table G.1', checks.LOSS_WEIGHT)
+    entropy_cost: float = setting(0.01, 'sec. 5.1: the middle of the sweep {5e-3, 1e-2, 2e-2}',
+                                  checks.LOSS_WEIGHT)
+    queue_size: int = setting(64, "not from the paper: unrolls buffered between a learner's "
+                                  "actors and it", fixed_on_resume=True)
+
+
+# IMPALA's sections (their citations IMPALA's paper): the network, V-trace's truncations
+# (LASER sec. 2.3: "typically chosen rho-bar = c-bar = 1") and the optimizer, none of whose
+# values LASER states for Atari but those redeclared below.
+_LASER = (impala_config.UnrollNetwork, impala_config.VTrace, impala_config.RMSProp,
+          LaserLearning, runtime_config.Runtime)
+
+
+@typed_config.config
+class LaserAtari(typed_config.sections(*_LASER, environment_config.Atari)):
     """LASER on one Atari game (sec. 5.1, 5.5; appendices A.2, A.3, C; tables 1 and 2).
 
     The default is the shared-replay agent of table 1's last row; `replay_shared=False` is the
-    row above it, `replay_proportion=0` the no-replay baseline.
+    row above it, `replay_proportion=0` the no-replay baseline. Environment: IMPALA's Atari
+    setup, DQN's pipeline as IMPALA table G.1 states it (agents/core/environment_config.py),
+    except the no-ops; app. C: episodes cut at 30 minutes. Not stated, IMPALA's: the experts'
+    game-specific action sets, the end of an episode at a lost life (scores are whole games),
+    rewards clipped to [-1, 1].
     """
-    c = ml_collections.ConfigDict()
-    c.experiment = 'laser_atari'
-    c.game = 'pong'
-    c.torso = 'deep'                 # sec. 5.1: "we use the IMPALA deep network"
-    c.channel_multiplier = 4         # sec. 5.1: "and increased the number of channels 4x"
-    c.core = 'lstm'                  # sec. 5.1: "the IMPALA deep network" (figure 3's, with
-                                     # its LSTM), replaying whole episodes with full state
-                                     # correction (app. A.2); 'feed_forward' (IMPALA's Atari
-                                     # experts' net, sec. 5.3.2): the small-machine option
-    c.seed = 0
-
-    # Environment: IMPALA's Atari setup, DQN's pipeline as IMPALA table G.1 states it
-    # (environments/settings.add_atari), except the no-ops; app. C: episodes cut at 30 minutes.
-    # Not stated, IMPALA's: the experts' game-specific action sets, the end of an episode at a
-    # lost life (scores are whole games), rewards clipped to [-1, 1].
-    settings.add_atari(c, noop_max=37)   # app. C: random no-ops at the start, "up to 37 in
-                                         # our case"
-
-    # Learner.
-    c.unroll_length = 19             # sec. 5.1: trajectories "each corresponding to 19 steps"
-    c.batch_size = 128               # sec. 5.1: mini-batches of "128 (replay)" trajectories;
-                                     # 32 is the no-replay baseline's (docs/fidelity.md)
-    c.replay_proportion = 0.96       # sec. 5.1: "96% replay data per batch": 123 of 128
-    c.replay_capacity_observations = 10_000_000  # not stated for Atari; DMLab-30's value (sec.
-                                     # 5.3-5.4, figs. 2-3: "10 million observations")
-    c.replay_episode_frames = c.max_episode_frames  # the longest episode the replay stores
-                                     # whole: the time limit (app. C's 30 minutes, the
-                                     # evaluation cap), so every episode (sec. 5.1: "We store the
-                                     # entire episodes"); an actor environment's writer holds the
-                                     # episode under way (docs/fidelity.md). A run saved with the
-                                     # former 18,000 resumes with it unless given 108000
-    c.replay_shared = True           # sec. 5.4-5.5: one replay shared by the sweep's agents
-    c.trust_region = True            # sec. 4: trust-region V-trace; False: fig. 3's naive
-                                     # sharing, the failing baseline
-    c.trust_region_threshold = TRUST_REGION_THRESHOLD  # b of sec. 4.1: not stated (above)
-    c.discount = 0.995               # sec. 5.1: "Following Xu et al. (2018) ... 0.995"
-    c.baseline_cost = 0.5            # not stated; IMPALA table G.1
-    c.entropy_cost = 0.01            # sec. 5.1: the middle of the sweep {5e-3, 1e-2, 2e-2}
-    c.learning_rate = 6e-4           # sec. 5.1: the middle of the sweep {3e-4, 6e-4, 1.2e-3};
-                                     # annealed to 0 as IMPALA table G.1 (not stated)
-    c.rmsprop_decay = 0.99           # not stated; IMPALA's scalable_agent default
-    c.rmsprop_momentum = 0.0         # not stated; IMPALA table G.1
-    c.rmsprop_epsilon = 0.01         # not stated for Atari; IMPALA table G.1
-    c.rmsprop_form = 'tf1'           # not stated; IMPALA's TF1 RMSProp (agents/core/optimizers)
-    c.max_grad_norm = 0.0            # sec. 5.1: "we do not use gradient clipping by norm"
-    c.clip_rho_threshold = 1.0       # not stated; IMPALA's rho-bar = 1 (LASER sec. 2.3:
-    c.clip_c_threshold = 1.0         # "typically chosen rho-bar = c-bar = 1")
-    c.clip_pg_rho_threshold = 1.0
-    c.vtrace_lambda = 1.0            # not stated; IMPALA's lambda = 1
-    c.total_frames = 200_000_000     # sec. 5.5, table 1: 200M steps (the sweeps: 50M)
-    c.anneal_frames = c.total_frames  # not stated; IMPALA table G.1's schedule over the training
-
-    # Runtime: how this machine runs it, not from the paper. `sweep` (sec. 5.1): '' trains
-    # one agent, 'paper' is the 9-agent grid (SWEEPS below); it sets num_learners, one learner
-    # per member (agents/core/runtime_config.py).
-    runtime_config.add(c, eval_protocol='laser_atari_training')   # app. C
-    c.queue_size = 64                # unrolls buffered between a learner's actors and it
-    return c
+    experiment: str = setting('laser_atari', 'launch/experiments.py')
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    torso: str = setting('deep', 'sec. 5.1: "we use the IMPALA deep network"')
+    channel_multiplier: int = setting(4, 'sec. 5.1: "and increased the number of channels 4x"')
+    core: str = setting('lstm', 'sec. 5.1: "the IMPALA deep network" (figure 3\'s, with its '
+                                'LSTM), replaying whole episodes with full state correction '
+                                "(app. A.2); 'feed_forward' (IMPALA's Atari experts' net, sec. "
+                                '5.3.2): the small-machine option')
+    noop_max: int = setting(37, 'app. C: random no-ops at the start, "up to 37 in our case"')
+    learning_rate: float = setting(6e-4, 'sec. 5.1: the middle of the sweep {3e-4, 6e-4, '
+                                         '1.2e-3}; annealed to 0 as IMPALA table G.1 (not '
+                                         'stated)')
+    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
+    total_frames: int = setting(200_000_000, 'sec. 5.5, table 1: 200M steps (the sweeps: 50M)')
+    anneal_frames: int = setting(200_000_000, "not stated; IMPALA table G.1's schedule over the "
+                                              "training")
+    eval_protocol: str = setting('laser_atari_training', 'app. C: training returns')
+    # `sweep` (sec. 5.1): '' trains one agent, 'paper' is the 9-agent grid (SWEEPS below); it
+    # sets num_learners, one learner per member.
+    sweep: str = setting('', 'sec. 5.1: the agents of a sweep share one replay',
+                         fixed_on_resume=True)
 
 
-def dmlab30() -> ml_collections.ConfigDict:
+@typed_config.config
+class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environment_config.DmLab)):
     """LASER on DMLab-30 (sec. 5.1, 5.3, 5.4; figures 2-3; table 1): one agent trained on all
     30 levels at once, or (`sweep='paper'`) sec. 5.1's sweep of 10 agents sharing one replay,
     or (`pbt_population=10`) figure 3 (right)'s sweep with PBT. The environment is IMPALA's
-    DMLab-30 one (agents/impala/config.py, `dmlab30_environment`). PopArt, PixelControl and the
-    PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
+    DMLab-30 one (agents/core/environment_config.py): sec. 5.1, "the multi-task suite DMLab-30
+    (Espeholt et al., 2018)", with its LSTM core (a PreCo LSTM in the paper; docs/fidelity.md).
+    PopArt, PixelControl and the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
     """
-    impala = impala_config.dmlab30()
-    c = atari()
-    c.experiment = 'laser_dmlab30'
-    impala_config.dmlab30_environment(c)   # sec. 5.1: "the multi-task suite DMLab-30 (Espeholt
-                                     # et al., 2018)", with its LSTM core (a PreCo LSTM in the
-                                     # paper; docs/fidelity.md)
-    c.torso = 'deep'                 # not stated for DMLab-30; IMPALA's DMLab-30 network
-                                     # (IMPALA table 3)
-    c.channel_multiplier = 1         # sec. 5.1 widens the network for Atari only
-    c.reward_clipping = impala.reward_clipping   # not stated: the paper normalises rewards with
-                                     # PopArt (not implemented); IMPALA's DMLab-30 clipping
-    c.unroll_length = 79             # sec. 5.1: "each corresponding to 79 steps"
-    c.batch_size = 128               # stated, sec. 5.1: DMLab's mini-batches are "chosen as
-                                     # above", 32 (regular) and 128 (replay): 112 replayed + 16
-                                     # online; 32 is the no-replay baseline's
-    c.replay_proportion = 0.875      # sec. 5.3, figs. 2-3: 87.5% replay (7 of 8)
-    c.replay_capacity_observations = 10_000_000  # sec. 5.3, fig. 2 (right): 10M is best
-    c.replay_episode_frames = 18_000  # DMLab-30's longest episode: 300 s at 60 frames/s, the
-                                     # longest in the level scripts read (psychlab factories';
-                                     # the others set 60-240 s)
-    c.discount = impala.discount     # not stated for DMLab; IMPALA table D.3 (0.99)
-    c.rmsprop_epsilon = 0.1          # sec. 5.1: "fixed RMSProp epsilon = 0.1"
-    c.entropy_cost = impala.entropy_cost    # not stated for one agent: the sweeps draw them
-    c.learning_rate = impala.learning_rate  # from IMPALA table D.1 (`DMLAB30_SWEEPS`); one
-                                     # agent takes IMPALA's DMLab-30 values
-    c.total_frames = 10_000_000_000  # table 1: DMLab-30 "trained until 10B steps"
-    c.anneal_frames = c.total_frames  # not stated; annealed over the training (as above)
-    c.num_actors = impala.num_actors  # not stated; IMPALA sec. 5.3.1's 150 (5 per level),
-    c.envs_per_actor = impala.envs_per_actor     # one environment each
-    c.eval_protocol = 'laser_dmlab30_training'   # app. A.3: training returns
-
+    experiment: str = setting('laser_dmlab30', 'launch/experiments.py')
+    tasks: str = setting('dmlab30', _IMPALA_DMLAB30.about('tasks').cite, fixed_on_resume=True)
+    torso: str = setting('deep', "not stated for DMLab-30; IMPALA's DMLab-30 network (IMPALA "
+                                 "table 3)")
+    core: str = setting('lstm', 'figure 3 of IMPALA: LSTM 256 fed the last action and reward '
+                                '(a PreCo LSTM in the paper)')
+    reward_clipping: str = setting(_IMPALA_DMLAB30.reward_clipping,
+                                   "not stated: the paper normalises rewards with PopArt (not "
+                                   "implemented); IMPALA's DMLab-30 clipping", choices.CLIPPINGS)
+    unroll_length: int = setting(79, 'sec. 5.1: "each corresponding to 79 steps"')
+    batch_size: int = setting(128, 'stated, sec. 5.1: DMLab\'s mini-batches are "chosen as '
+                                   'above", 32 (regular) and 128 (replay): 112 replayed + 16 '
+                                   "online; 32 is the no-replay baseline's")
+    replay_proportion: float = setting(0.875, 'sec. 5.3, figs. 2-3: 87.5% replay (7 of 8)')
+    replay_capacity_observations: int = setting(10_000_000, 'sec. 5.3, fig. 2 (right): 10M is '
+                                                            'best')
+    replay_episode_frames: int = setting(18_000, "DMLab-30's longest episode: 300 s at 60 "
+                                                 "frames/s, the longest in the level scripts "
+                                                 "read (psychlab factories'; the others set "
+                                                 "60-240 s)")
+    discount: float = setting(_IMPALA_DMLAB30.discount, 'not stated for DMLab; IMPALA table D.3')
+    rmsprop_epsilon: float = setting(0.1, 'sec. 5.1: "fixed RMSProp epsilon = 0.1"')
+    entropy_cost: float = setting(_IMPALA_DMLAB30.entropy_cost,
+                                  'not stated for one agent: the sweeps draw them from IMPALA '
+                                  "table D.1 (`DMLAB30_SWEEPS`); one agent takes IMPALA's "
+                                  'DMLab-30 values')
+    learning_rate: float = setting(_IMPALA_DMLAB30.learning_rate,
+                                   'not stated for one agent: the sweeps draw them from IMPALA '
+                                   "table D.1 (`DMLAB30_SWEEPS`); one agent takes IMPALA's "
+                                   'DMLab-30 values')
+    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
+    total_frames: int = setting(10_000_000_000, 'table 1: DMLab-30 "trained until 10B steps"')
+    anneal_frames: int = setting(10_000_000_000, 'not stated; annealed over the training')
+    num_actors: int = setting(_IMPALA_DMLAB30.num_actors, "not stated; IMPALA sec. 5.3.1's 150 "
+                                                          "(5 per level), one environment each")
+    envs_per_actor: int = setting(_IMPALA_DMLAB30.envs_per_actor, 'not stated; as IMPALA')
+    eval_protocol: str = setting('laser_dmlab30_training', 'app. A.3: training returns')
+    sweep: str = setting('', 'sec. 5.1: the agents of a sweep share one replay',
+                         fixed_on_resume=True)
     # Population-based training (sec. 5.1: "sweeps with population based training (PBT)",
     # figure 3 right): off (0) here, --config.pbt_population=10 for sec. 5.1's 10 agents. How
     # PBT runs is not stated: IMPALA appendix F's, adapting what sec. 5.1 samples (RMSProp
     # epsilon is fixed).
-    impala_config.population_settings(c, 'entropy_cost,learning_rate')
-    c.pbt_population = 0
-    return c
+    pbt_population: int = setting(0, 'sec. 5.1: off; 10 for its sweep with PBT',
+                                  fixed_on_resume=True)
+    pbt_adapted: str = setting('entropy_cost,learning_rate', 'not stated: what sec. 5.1 samples')
 
 
-def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def quick(c):
     """`--preset=quick`: a small machine, not the paper. The shallow net (the paper's net has
     15 convolutions of 64-128 channels against the shallow net's 2 of 16-32: far more work per
     frame than 2 cores give), batches of 8 with 75% replay (the paper's
@@ -154,30 +180,25 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
         num_actors=1)
 
 
-def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def tiny(c: LaserAtari) -> LaserAtari:
     """`--preset=tiny`: seconds-long runs for tests."""
     return _tiny(c, max_episode_frames=2_000)
 
 
-def _tiny(c: ml_collections.ConfigDict, total_frames: int = 20_000,
-          **values) -> ml_collections.ConfigDict:
+def _tiny(c, total_frames: int = 20_000, **values):
     return runtime_config.tiny(
         quick(c), total_frames=total_frames, unroll_length=5, batch_size=4,
         replay_proportion=0.5, replay_capacity_observations=2_000, queue_size=8, **values)
 
 
-def dmlab30_quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def dmlab30_quick(c: LaserDmLab30) -> LaserDmLab30:
     """`--preset=quick` on DMLab-30: Atari's quick learner (`quick`) on IMPALA's multi-task
     quick preset's actors, 3 processes whose 30 environments play each level once, and 100,000
     frames per level. Not timed on a real DeepMind Lab here (none is installed)."""
-    c = quick(c)
-    c.num_actors = 3
-    c.envs_per_actor = 10
-    c.total_frames = 100_000 * 30
-    return c
+    return quick(c).replace(num_actors=3, envs_per_actor=10, total_frames=100_000 * 30)
 
 
-def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def dmlab30_tiny(c: LaserDmLab30) -> LaserDmLab30:
     """`--preset=tiny`: seconds-long runs for tests, on IMPALA's three tiny levels, one
     environment each (DMLab levels end at their own time limits)."""
     return _tiny(c, tasks=impala_config.TINY_DMLAB_LEVELS, total_frames=2_000, envs_per_actor=3,
@@ -186,16 +207,13 @@ def dmlab30_tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                                               # stalls it
 
 
-def quick_feed_forward(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def quick_feed_forward(c: LaserAtari) -> LaserAtari:
     """`--preset=quick_feed_forward`: `quick` with IMPALA's feed-forward Atari net on 4
     stacked frames (IMPALA sec. 5.3.2) in place of the LSTM: no core to unroll, replayed
     unrolls drawn one by one; the cheapest learner per update (benchmarks/README.md, "LASER"),
     with IMPALA's quick preset's RMSProp epsilon 1e-5 (the feed-forward net learns faster with
     it and does not collapse as the LSTM does)."""
-    c = quick(c)
-    c.core = 'feed_forward'
-    c.rmsprop_epsilon = 1e-5
-    return c
+    return quick(c).replace(core='feed_forward', rmsprop_epsilon=1e-5)
 
 
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'quick_feed_forward': quick_feed_forward,
@@ -227,43 +245,31 @@ DMLAB30_SWEEPS = sweeps.Sweeps(
                         for field in ('entropy_cost', 'learning_rate')})
 
 # The learner's first update takes one batch of unrolls (online and replayed).
-first_update_frames = config_checks.first_batch_frames
+first_update_frames = checks.first_batch_frames
 
-# What the checkpoints and the replay server of a run hold a shape for, and what the queue and
-# the replay are made with: Reverb restores a checkpointed table whole.
-FIXED_ON_RESUME = ('game', 'torso', 'core', 'channel_multiplier', 'action_set', 'frame_stack',
-                   'screen_size', 'unroll_length', 'num_learners', 'sweep', 'replay_shared',
-                   'replay_capacity_observations', 'queue_size')
-DMLAB30_FIXED_ON_RESUME = ('tasks', 'torso', 'core', 'channel_multiplier', 'width', 'height',
-                           'instruction_vocabulary', 'unroll_length', 'num_learners', 'sweep',
-                           'replay_shared', 'pbt_population', 'replay_capacity_observations',
-                           'queue_size')
-
-
-def replay_capacity(config: ml_collections.ConfigDict) -> int:
+def replay_capacity(config) -> int:
     """Trajectories the replay holds: its capacity in observations over the T new observations
     of each trajectory of T+1 steps (consecutive trajectories share one)."""
     return -(-config.replay_capacity_observations // config.unroll_length)
 
 
-def check(config: ml_collections.ConfigDict) -> None:
-    """One-line errors for LASER settings out of range; resolves the game name."""
-    config_checks.environment(settings.atari, config)
-    _check_learning(config)
+def check(config: LaserAtari) -> LaserAtari:
+    """One-line errors for LASER settings out of range; the config with its game name
+    resolved."""
+    return _check_learning(checks.environment(settings.atari, config))
 
 
-def check_dmlab30(config: ml_collections.ConfigDict) -> None:
+def check_dmlab30(config: LaserDmLab30) -> LaserDmLab30:
     """One-line errors for LASER on DMLab-30 (unknown levels with near matches, unequal shares
-    of environments), then for a missing `deepmind_lab` (how to build it)."""
+    of environments), then for a missing `deepmind_lab` (how to build it); the config with its
+    population's learners."""
     from environments import names  # pylint: disable=import-outside-toplevel
     impala_config.check_tasks(config, names.dmlab_train_level)
-    impala_config.check_dmlab_settings(config, _check_learning)
+    return impala_config.check_dmlab_settings(config, _check_learning)
 
 
-def _check_learning(config: ml_collections.ConfigDict) -> None:
-    config_checks.runtime(config)
+def _check_learning(config):
+    checks.runtime(config)
     impala_config.check_unroll_learning(config, replay_capacity(config),
                                         'replay_capacity_observations')
-    if 'reward_clipping' in config:
-        config_checks.one_of(config, 'reward_clipping', choices.CLIPPINGS)
-    population.check(config, impala_config.ADAPTABLE)
+    return population.check(config, impala_config.ADAPTABLE)

@@ -1,12 +1,12 @@
 """The LASER learner update: V-trace with replay mixed into online batches, the trust region of
 sec. 4 and entropy on online data only (sec. 5.1), on IMPALA's unroll learning
 (agents/impala/learning.py); with the LSTM core, full state correction (app. A.2)."""
-import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
 from agents.core import datasets
 from agents.core import steps
+from agents.core import typed_config
 from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
 
@@ -21,7 +21,7 @@ def laser_loss(logits, values, data, *, trust_region_threshold: float, **vtrace_
         entropy_online_only=True, **vtrace_scalars)
 
 
-def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+def loss_scalars(config: typed_config.Config) -> dict:
     """The arguments of `laser_loss` as a LASER config sets them: IMPALA's V-trace scalars
     (sec. 5.1) and the trust region's threshold b (sec. 4.3). Off (`trust_region=False`), b =
     infinity keeps every state (exactly V-trace), and the relevance is still logged."""
@@ -29,7 +29,7 @@ def loss_scalars(config: ml_collections.ConfigDict) -> dict:
     return dict(impala_learning.vtrace_scalars(config), trust_region_threshold=threshold)
 
 
-def full_state_correction(config: ml_collections.ConfigDict) -> bool:
+def full_state_correction(config: typed_config.Config) -> bool:
     """Whether the agent replays whole episodes and carries their core states (app. A.2's
     "full state correction"): with the LSTM core and a replay."""
     return config.core == 'lstm' and impala_config.replay_batch_size(config) > 0
@@ -60,7 +60,7 @@ class LaserLearning(impala_learning.UnrollLearning):
     parameters to recompute the LSTM states along the way"). `restarts` is the count of the
     rows' restarts their dataset reads, which `after_copy` advances."""
 
-    def __init__(self, network: snt.Module, config: ml_collections.ConfigDict,
+    def __init__(self, network: snt.Module, config: typed_config.Config,
                  jit_compile: bool, restarts: tf.Variable):
         scalars = loss_scalars(config)
 
@@ -121,7 +121,7 @@ def _unroll(network, data, steps_, state):
     return network.unroll(*inputs, None, data['first'][steps_], state)
 
 
-def laser_learning(network: snt.Module, config: ml_collections.ConfigDict,
+def laser_learning(network: snt.Module, config: typed_config.Config,
                    jit_compile: bool, restarts: tf.Variable) -> LaserLearning:
     """One LASER agent's learner (one member of a sweep); `restarts` as `LaserLearning`'s."""
     return LaserLearning(network, config, jit_compile, restarts)

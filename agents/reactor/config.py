@@ -1,76 +1,106 @@
-"""Reactor experiment config (Gruslys et al., 2018), one function per paper experiment.
+"""Reactor experiment config (Gruslys et al., 2018), one class per paper experiment
+(agents/core/typed_config.py).
 
 Every paper-stated value names its section; values the paper does not state say "not stated"
 and why ours (docs/fidelity.md, "Reactor", lists them). Presets for small machines live in
 `PRESETS`, never here.
 """
-import ml_collections
-
-from agents.core import config_checks
+from agents.core import config_checks as checks
+from agents.core import environment_config
 from agents.core import runtime_config
+from agents.core import typed_config
+from agents.core.typed_config import setting
 from environments import settings
 
 
-def atari() -> ml_collections.ConfigDict:
-    """Reactor on one Atari game (sec. 3.4, 4.1; appendix 6.4, table 3)."""
-    c = ml_collections.ConfigDict()
-    c.experiment = 'reactor_atari'
-    c.game = 'pong'
-    c.seed = 0
+_SUPPORT_END = checks.Rule(checks.FINITE, "an end of the return distribution's support")
+_ITEMS = checks.Rule(checks.COUNT, 'items')
 
-    # Environment: "the same pre-processing pipeline including 4 action repeats was used as in
-    # the original DQN paper" (sec. 4.1; environments/settings.add_atari): 84x84 frames (table
-    # 3). Not stated, DQN's: minimal action sets, max over the last 2 frames, episodes ended at
-    # a lost life in training (IMPALA's too), no-op starts in training (up to 30), rewards
-    # clipped to [-1, 1]; the 30-minute cap (not stated for training), as evaluation's.
-    settings.add_atari(c, frame_stack=1)   # table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1
-                                           # replaces frame stacking with the LSTMs
+
+@typed_config.config
+class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_config.Atari)):
+    """Reactor on one Atari game (sec. 3.4, 4.1; appendix 6.4, table 3).
+
+    Environment: "the same pre-processing pipeline including 4 action repeats was used as in
+    the original DQN paper" (sec. 4.1; agents/core/environment_config.py): 84x84 frames (table
+    3).
+    Not stated, DQN's: minimal action sets, max over the last 2 frames, episodes ended at a lost
+    life in training (IMPALA's too), no-op starts in training (up to 30), rewards clipped to
+    [-1, 1]; the 30-minute cap (not stated for training), as evaluation's. Runtime: one learner
+    (Reactor runs no sweeps); 2 actors x 5 = 10 environments, one per paper worker's acting
+    thread (10 or 20 actor-learner workers and a parameter server, sec. 3.4;
+    docs/fidelity.md).
+    """
+    experiment: str = setting('reactor_atari', 'launch/experiments.py')
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    frame_stack: int = setting(1, 'table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1 replaces frame '
+                                  'stacking with the LSTMs')
 
     # Network (table 3, appendix 6.4).
-    c.num_atoms = 51                 # not stated ("#bins"); C51's, which Reactor extends
-    c.v_min = -10.0                  # not stated; C51's support for clipped Atari rewards
-    c.v_max = 10.0
-    c.policy_epsilon = 0.01          # app. 6.4: the uniform mixed into the policy
+    num_atoms: int = setting(51, 'not stated ("#bins"); C51\'s, which Reactor extends',
+                             checks.Rule(checks.Range(2), 'a distribution needs two atoms'),
+                             fixed_on_resume=True)
+    v_min: float = setting(-10.0, "not stated; C51's support for clipped Atari rewards",
+                           _SUPPORT_END)
+    v_max: float = setting(10.0, "not stated; C51's support for clipped Atari rewards",
+                           _SUPPORT_END)
+    policy_epsilon: float = setting(0.01, 'app. 6.4: the uniform mixed into the policy',
+                                    checks.Rule(checks.Range(0, 1, open_low=True),
+                                                'the weight of the uniform policy mixed in'))
 
     # Learner (sec. 3.4, 4.1).
-    c.sequence_length = 33           # sec. 3.4: "sequences of length n = 33"
-    c.sequence_period = 1            # sec. 3.3: priorities on "all (overlapping) sequences";
-                                     # a new sequence starts at every step
-    c.batch_size = 4                 # sec. 3.4: "in batches of 4"
-    c.learning_rate = 5e-5           # sec. 3.4.1: Adam, 5e-5
-    c.adam_beta1 = 0.0               # sec. 3.4.1: "zero momentum"
-    c.adam_beta2 = 0.999             # not stated; Adam's default (Kingma & Ba)
-    c.adam_epsilon = 1e-8            # not stated; Adam's default (Kingma & Ba)
-    c.target_update_period = 1000    # sec. 4.1: T_update = 1000 learner updates
-    c.discount = 0.99                # not stated; DQN's and C51's
-    c.retrace_lambda = 1.0           # sec. 4.1: lambda = 1.0
-    c.beta_loo_truncation = 1.0      # sec. 4.1: beta-LOO with beta = 1, i.e. c = 1 in
-                                     # beta = min(c, 1/mu) (sec. 3.1)
-    c.entropy_cost = 0.01            # not stated; app. 6.5: "the same entropy cost method used
-                                     # by A3C", whose Atari value is 0.01
-    c.acting_steps_per_learning_step = 5.0  # sec. 3.4: "4-6 acting steps per each learning
-                                     # step"; Reverb's rate limiter keeps the middle, 5
-    c.rate_limiter_tolerance = 100   # not stated: learning steps the ratio may run ahead or
-                                     # behind at any moment (Reverb's error buffer)
-    c.total_frames = 200_000_000     # sec. 4.1: 200M frames
+    sequence_length: int = setting(33, 'sec. 3.4: "sequences of length n = 33"',
+                                   checks.Rule(checks.Range(2), 'a sequence learns from a step '
+                                                                'and its successor'),
+                                   fixed_on_resume=True)
+    sequence_period: int = setting(1, 'sec. 3.3: priorities on "all (overlapping) sequences"; a '
+                                      'new sequence starts at every step')
+    batch_size: int = setting(4, 'sec. 3.4: "in batches of 4"')
+    learning_rate: float = setting(5e-5, 'sec. 3.4.1: Adam, 5e-5', checks.STEP_SIZE)
+    adam_beta1: float = setting(0.0, 'sec. 3.4.1: "zero momentum"', checks.DECAY)
+    adam_beta2: float = setting(0.999, "not stated; Adam's default (Kingma & Ba)", checks.DECAY)
+    adam_epsilon: float = setting(1e-8, "not stated; Adam's default (Kingma & Ba)",
+                                  checks.OPTIMIZER_OFFSET)
+    target_update_period: int = setting(1000, 'sec. 4.1: T_update = 1000 learner updates')
+    discount: float = setting(0.99, "not stated; DQN's and C51's", checks.DISCOUNT)
+    retrace_lambda: float = setting(1.0, 'sec. 4.1: lambda = 1.0')
+    beta_loo_truncation: float = setting(1.0, 'sec. 4.1: beta-LOO with beta = 1, i.e. c = 1 in '
+                                              'beta = min(c, 1/mu) (sec. 3.1)',
+                                         checks.Rule(checks.Range(1), 'a truncation of the '
+                                                                      'importance weight at 1 '
+                                                                      'or above'))
+    entropy_cost: float = setting(0.01, 'not stated; app. 6.5: "the same entropy cost method '
+                                        'used by A3C", whose Atari value is 0.01',
+                                  checks.LOSS_WEIGHT)
+    acting_steps_per_learning_step: float = setting(
+        5.0, 'sec. 3.4: "4-6 acting steps per each learning step"; Reverb\'s rate limiter keeps '
+             'the middle, 5', checks.Rule(checks.POSITIVE,
+                                          'the pace of actors against the learner'),
+        fixed_on_resume=True)
+    rate_limiter_tolerance: int = setting(100, 'not stated: learning steps the ratio may run '
+                                               'ahead or behind at any moment (Reverb\'s error '
+                                               'buffer)', _ITEMS, fixed_on_resume=True)
+    total_frames: int = setting(200_000_000, 'sec. 4.1: 200M frames', checks.BUDGET)
 
     # Replay (sec. 3.3, appendix 6.3).
-    c.replay_capacity = 1_000_000    # not stated; sequences (one per step: 1M steps, DQN's)
-    c.replay_slack = 10_000          # ours: room for sequences not yet registered (Reverb
-                                     # keeps capacity + slack; agents/reactor/lazy_priorities.py)
-    c.replay_epsilon = 0.01          # not stated: the eps of uniform sampling (sec. 3.3)
-    c.min_replay_size = 10_000       # not stated; sequences before learning starts
+    replay_capacity: int = setting(1_000_000, "not stated; sequences (one per step: 1M steps, "
+                                              "DQN's)", fixed_on_resume=True)
+    replay_slack: int = setting(10_000, 'ours: room for sequences not yet registered (Reverb '
+                                        'keeps capacity + slack; '
+                                        'agents/reactor/lazy_priorities.py)', _ITEMS,
+                                fixed_on_resume=True)
+    replay_epsilon: float = setting(0.01, 'not stated: the eps of uniform sampling (sec. 3.3)',
+                                    checks.Rule(checks.UNIT, 'the weight of uniform sampling '
+                                                             'in the replay'))
+    min_replay_size: int = setting(10_000, 'not stated; sequences before learning starts',
+                                   fixed_on_resume=True)
 
-    # Runtime: how this machine runs it, not from the paper (10 or 20 actor-learner workers
-    # and a parameter server, sec. 3.4; docs/fidelity.md).
-    # One learner (Reactor runs no sweeps); 2 actors x 5 = 10 environments, one per paper
-    # worker's acting thread (agents/core/runtime_config.py).
-    runtime_config.add(c, envs_per_actor=5,
-                       eval_protocol='reactor_atari_noop')   # sec. 4.1, table 5
-    return c
+    envs_per_actor: int = setting(5, 'not from the paper: 2 actors x 5 = 10 environments, one '
+                                     "per paper worker's acting thread")
+    eval_protocol: str = setting('reactor_atari_noop', 'sec. 4.1, table 5')
 
 
-def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def quick(c: ReactorAtari) -> ReactorAtari:
     """`--preset=quick`: a small machine, not the paper. The paper's algorithm and learner
     settings; a replay of 100k sequences filled to 2,000 before learning, 1M frames, one
     actor process of 4 environments, 5 evaluation episodes instead of 200."""
@@ -79,7 +109,7 @@ def quick(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
         num_actors=1, envs_per_actor=4, eval_episodes=5)
 
 
-def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def tiny(c: ReactorAtari) -> ReactorAtari:
     """`--preset=tiny`: seconds-long runs for tests."""
     return runtime_config.tiny(
         quick(c), total_frames=3_000, max_episode_frames=2_000, sequence_length=6,
@@ -90,20 +120,16 @@ def tiny(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 PRESETS = {'paper': lambda c: c, 'quick': quick, 'tiny': tiny}
 
 # The learner starts once the replay holds min_replay_size steps.
-first_update_frames = config_checks.replay_start_frames
-
-# What the checkpoints and the replay server of a run hold a shape for, and what the replay's
-# tables are made with: Reverb restores a checkpointed table whole.
-FIXED_ON_RESUME = ('game', 'action_set', 'frame_stack', 'screen_size', 'num_atoms',
-                   'sequence_length', 'num_learners', 'replay_capacity', 'replay_slack',
-                   'min_replay_size', 'acting_steps_per_learning_step', 'rate_limiter_tolerance')
+first_update_frames = checks.replay_start_frames
 
 
-def check(config: ml_collections.ConfigDict) -> None:
-    """One-line errors for Reactor settings out of range; resolves the game name."""
-    config_checks.environment(settings.atari, config)
-    config_checks.runtime(config)
+def check(config: ReactorAtari) -> ReactorAtari:
+    """One-line errors for Reactor settings out of range; the config with its game name
+    resolved."""
+    config = checks.environment(settings.atari, config)
+    checks.runtime(config)
     if config.num_learners != 1:
-        raise config_checks.ConfigError(
+        raise checks.ConfigError(
             f'--config.num_learners must be 1 (Reactor runs no sweeps), got '
             f'{config.num_learners}')
+    return config

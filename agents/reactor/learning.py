@@ -13,7 +13,6 @@ x_0 too, only to reach x_1 with its own state; docs/fidelity.md, "Reactor").
 Steps with mask 0 (the final observation of a time-limited episode, agents/core/steps.py) are
 bootstrapped from but not learnt from, and cut the traces (c = 0 there).
 """
-import ml_collections
 import sonnet as snt
 import tensorflow as tf
 import tensorflow_probability as tfp
@@ -21,6 +20,7 @@ import tensorflow_probability as tfp
 from agents.core import datasets
 from agents.core import learning
 from agents.core import steps
+from agents.core import typed_config
 from agents.networks import reactor as reactor_network
 from agents.ops import leave_one_out
 from agents.ops import retrace
@@ -32,7 +32,7 @@ def support(v_min: float, v_max: float, num_atoms: int) -> tf.Tensor:
     return tf.linspace(float(v_min), float(v_max), num_atoms)
 
 
-def loss_scalars(config: ml_collections.ConfigDict) -> dict:
+def loss_scalars(config: typed_config.Config) -> dict:
     """The arguments of `reactor_loss` after `weights`, as a Reactor config sets them."""
     return dict(atoms=support(config.v_min, config.v_max, config.num_atoms),
                 reward_clip=config.reward_clip, discount=config.discount,
@@ -117,7 +117,7 @@ class ReactorLearning(learning.TargetNetworkLearning):
     """
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: ml_collections.ConfigDict, jit_compile: bool):
+                 config: typed_config.Config, jit_compile: bool):
         super().__init__(network, target_network,
                          target_update_period=config.target_update_period,
                          jit_compile=jit_compile, name='reactor_learning')

@@ -3,7 +3,6 @@ one-step actor-critic on one Atari game. Actors write items of 2 steps, (o_t, a_
 discount) and o_{t+1}, one per step (overlap 1), into a queue read once by the learner; the
 shared softmax policy acts (step 4: agents/core/softmax_policy.py fits, so no acting.py).
 """
-import ml_collections
 import reverb
 import sonnet as snt
 import tensorflow as tf
@@ -13,6 +12,7 @@ from agents.core import builders
 from agents.core import datasets
 from agents.core import softmax_policy
 from agents.core import steps
+from agents.core import typed_config
 from agents.networks import impala as impala_networks
 from reverb_tables import tables
 from tests.guide_agent import learning
@@ -59,7 +59,7 @@ class OneStepActorCriticBuilder(builders.Builder):
         return softmax_policy.SoftmaxPolicy(network)
 
 
-def feed_forward_network(environment_specs, config: ml_collections.ConfigDict) -> snt.Module:
+def feed_forward_network(environment_specs, config: typed_config.Config) -> snt.Module:
     """IMPALA's feed-forward network (figure 3, shallow): the guide's network factory."""
     del config
     observation_spec, action_spec = environment_specs

@@ -5,13 +5,13 @@ Loss = policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
 the batch (agents/ops/policy_gradient.py), with delta = r + gamma d V(o_{t+1}) - V(o_t) as the
 advantage and the critic's error.
 """
-import ml_collections
 import sonnet as snt
 import tensorflow as tf
 
 from agents.core import datasets
 from agents.core import learning
 from agents.core import optimizers
+from agents.core import typed_config
 from agents.ops import policy_gradient
 from agents.ops import rewards as rewards_lib
 from tests.guide_agent import ops
@@ -39,7 +39,7 @@ class OneStepLearning(learning.LearningState):
     """TF1-style RMSProp on `one_step_loss`, gradients clipped by global norm; frames counted
     as a queue-fed learner counts them (docs/architecture.md, "Frames")."""
 
-    def __init__(self, network: snt.Module, config: ml_collections.ConfigDict,
+    def __init__(self, network: snt.Module, config: typed_config.Config,
                  jit_compile: bool):
         super().__init__(network, jit_compile=jit_compile, name='one_step_learning')
         self.optimizer = optimizers.RMSPropTF1(

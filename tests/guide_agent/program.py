@@ -11,7 +11,7 @@ from launch import program
 
 EXPERIMENT = 'guide_actor_critic_atari'
 experiments.register(EXPERIMENT, experiments.Entry(
-    'tests.guide_agent.config', 'atari', 'tests.guide_agent.builder:OneStepActorCriticBuilder',
+    'tests.guide_agent.config', 'GuideAtari', 'tests.guide_agent.builder:OneStepActorCriticBuilder',
     'environments.atari:AtariGames', 'tests.guide_agent.builder:feed_forward_network',
     target_field='game', run_dir_prefix='guide_actor_critic'))
 
