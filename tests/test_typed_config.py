@@ -1,0 +1,76 @@
+"""Typed experiment configs (agents/core/typed_config.py, issue 39): frozen, changed by
+`replace` only, each field citing its source, a redeclared field keeping its section's rule and
+resume rule, and a run's config.json read back field for field."""
+import dataclasses
+import json
+import os
+
+import pytest
+
+from agents.core import config_checks
+from agents.core import runtime_config
+from agents.core import typed_config
+from agents.core.config_checks import ConfigError
+from agents.core.typed_config import setting
+from launch import configs
+from launch import experiments
+
+
+@typed_config.config
+class _Section(typed_config.Config):
+    learning_rate: float = setting(1e-3, 'a section', config_checks.STEP_SIZE)
+    torso: str = setting('shallow', 'a section', ('shallow', 'deep'), fixed_on_resume=True)
+
+
+@typed_config.config
+class _Experiment(typed_config.sections(_Section, runtime_config.Runtime)):
+    experiment: str = setting('made_up', 'a test')
+    eval_protocol: str = setting('atari_noop', 'a test')
+    learning_rate: float = setting(5e-4, 'its paper')          # keeps the section's rule
+
+
+def test_a_config_is_frozen_and_changed_by_replace_only():
+    config = _Experiment()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.learning_rate = 1.0
+    changed = config.replace(learning_rate=1.0)
+    assert (changed.learning_rate, config.learning_rate) == (1.0, 5e-4)
+    with pytest.raises(ValueError, match="_Experiment has no field 'learning_rte'; did you mean: "
+                                         "learning_rate?"):
+        config.replace(learning_rte=1.0)
+    assert changed.to_dict() == {**config.to_dict(), 'learning_rate': 1.0}
+    assert 'torso' in config and config['torso'] == 'shallow' and 'game' not in config
+
+
+def test_a_redeclared_field_keeps_its_sections_rule_and_resume_rule():
+    assert _Experiment.about('learning_rate') == typed_config.About(
+        'its paper', config_checks.STEP_SIZE, False)
+    assert 'torso' in _Experiment.fixed_on_resume()
+    with pytest.raises(ConfigError, match=r'^--config.learning_rate must be > 0, got 0.0 '
+                                          r'\(a step size\)$'):
+        config_checks.declared(_Experiment(learning_rate=0.0))
+    with pytest.raises(ConfigError, match="^--config.torso must be one of 'shallow', 'deep', "
+                                          "got 'wide'$"):
+        config_checks.declared(_Experiment(torso='wide'))
+
+
+def test_two_sections_declaring_one_field_are_refused():
+    with pytest.raises(TypeError, match="_Section and _Section both declare 'learning_rate'"):
+        typed_config.sections(_Section, _Section)
+
+
+@pytest.mark.parametrize('name', experiments.NAMES)
+def test_every_field_of_every_experiment_says_where_its_value_comes_from(name):
+    config_class = experiments.get(name).paper_config
+    for field in config_class.__dataclass_fields__:
+        assert config_class.about(field).cite.strip(), (name, field)
+
+
+def test_a_saved_field_the_experiment_does_not_have_is_one_line(tmp_path):
+    experiment = experiments.get('impala_atari')
+    saved = {**experiment.paper_config().to_dict(), 'bogus': 1}
+    with open(os.path.join(tmp_path, 'config.json'), 'w') as f:
+        json.dump(saved, f)
+    with pytest.raises(ConfigError, match=r'config.json: "bogus" is not a field of impala_atari: '
+                                          r'delete it'):
+        configs.load(str(tmp_path))
