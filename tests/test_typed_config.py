@@ -2,8 +2,10 @@
 `replace` only, each field citing its source, a redeclared field keeping its section's rule and
 resume rule, and a run's config.json read back field for field."""
 import dataclasses
+import glob
 import json
 import os
+import shutil
 
 import pytest
 
@@ -74,3 +76,20 @@ def test_a_saved_field_the_experiment_does_not_have_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r'config.json: "bogus" is not a field of impala_atari: '
                                           r'delete it'):
         configs.load(str(tmp_path))
+
+
+def test_runs_saved_before_the_typed_config_load_field_for_field(tmp_path):
+    """Every results/<row>/config.json, written by the code before the typed config (an
+    ml_collections ConfigDict's to_dict), loads as its experiment's typed config holding every
+    saved field's value: the runs resume unchanged."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    paths = sorted(glob.glob(os.path.join(root, 'results', '*', 'config.json')))
+    assert paths
+    for path in paths:
+        with open(path) as f:
+            saved = json.load(f)
+        run_dir = tmp_path / os.path.basename(os.path.dirname(path))
+        run_dir.mkdir()
+        shutil.copy(path, run_dir / 'config.json')
+        config = configs.load(str(run_dir)).config
+        assert {field: config[field] for field in saved} == saved, path
