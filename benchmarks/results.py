@@ -248,6 +248,12 @@ ROWS = {row.name: row for row in (
         *_control('walker_walk', 250_000, '--config.precision=bfloat16'), marks=_DPG_MARKS[:2],
         target=Target(250_000, spread_of='apex_dpg_walker_walk'), published=_D4PG_WALKER[:2],
         statistic='window', experiment=True),
+    # Issue 37, item 5: figure 3's deep network, the network of the PolyBeast curves, which the
+    # float32 learner makes too slow for this machine (20M frames in ~13 h).
+    Row('impala_pong_deep_bfloat16', 'IMPALA, deep net, bfloat16 networks',
+        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M, '--config.torso=deep',
+                '--config.precision=bfloat16'),
+        marks=_PONG_MARKS, target=Target(20 * M, 18.0), experiment=True, **_PONG_PUBLISHED),
     # LASER as it was: annealed to 0 at the row's budget.
     Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M,
