@@ -143,14 +143,16 @@ def score_at(folder, frames):
 
 
 def score_text(folder, frames):
-    """'41.1', or over seeds 'mean (lowest-highest)'; None where no seed reached `frames`."""
+    """'41.1', or over seeds 'mean (lowest-highest)' ('mean (lowest to highest)' when the
+    lowest is negative); None where no seed reached `frames`."""
     scores = seed_scores(folder, frames)
     if not scores:
         return None
     if len(scores) == 1:
         return f'{next(iter(scores.values())):.1f}'
-    return (f'{np.mean(list(scores.values())):.1f} ({min(scores.values()):.1f}-'
-            f'{max(scores.values()):.1f})')
+    lowest, highest = min(scores.values()), max(scores.values())
+    dash = ' to ' if lowest < 0 else '-'
+    return f'{np.mean(list(scores.values())):.1f} ({lowest:.1f}{dash}{highest:.1f})'
 
 
 def target(row, folders):

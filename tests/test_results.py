@@ -122,6 +122,8 @@ def test_a_rows_score_is_the_mean_over_its_seeds_with_their_range():
     assert results_table.score_at(folder, 2_000_000) == pytest.approx(7.0)
     assert results_table.score_text(folder, 2_000_000) == '7.0 (4.0-11.0)'
     assert results_table.score_text(_folder(3_000_000, [4.0] * 30), 2_000_000) == '4.0'
+    negative = _folder(3_000_000, [-20.4] * 30, [-20.1] * 30)
+    assert results_table.score_text(negative, 2_000_000) == '-20.2 (-20.4 to -20.1)'
     assert results_table.score_at(folder, 4_000_000) is None    # no run got there
 
 
