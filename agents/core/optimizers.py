@@ -10,7 +10,7 @@ from `snt.optimizers.RMSProp` and Keras' RMSprop in ways that matter for the pap
 
 A dense update runs TF1's own fused kernels (`ResourceApplyRMSProp`,
 `ResourceApplyCenteredRMSProp`, the ones `RMSPropOptimizer` runs, also under XLA): one pass over
-each variable, where the same formulas as separate ops took 2-4x as long on a 3.3M-parameter
+each variable, where the same formulas as separate ops took about 2-4x as long on a 3.3M-parameter
 network (benchmarks/README.md). A `tf.IndexedSlices` update (e.g. from an embedding lookup)
 follows TF1's sparse apply: slices with repeated indices are summed, and only the rows it
 indexes have their state and value updated. It is done with dense masks, so `apply` compiles
