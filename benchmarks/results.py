@@ -260,6 +260,12 @@ ROWS = {row.name: row for row in (
                 '--config.anneal_frames=5000000'),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
                                              factor=1.5), experiment=True),
+    # LASER on the paper's 200M-frame schedule with the paper config's RMSProp epsilon (0.01,
+    # where the quick preset's 1e-3 let the LSTM collapse at that schedule).
+    Row('laser_breakout_paper_epsilon', "LASER, LSTM, the paper config's RMSProp epsilon 0.01",
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.01'),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5), experiment=True),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
