@@ -266,6 +266,12 @@ ROWS = {row.name: row for row in (
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.01'),
         marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
                                              factor=1.5), experiment=True),
+    # The same schedule at the low end of sec. 5.1's learning-rate sweep (3e-4, where the
+    # preset takes its middle, 6e-4): the annealed-to-5M run's mean rate over its 5M frames.
+    Row('laser_breakout_lr_3e-4', 'LASER, LSTM, learning rate 3e-4 (sec. 5.1 sweep)',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.learning_rate=0.0003'),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_breakout',),
+                                             factor=1.5), experiment=True),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
