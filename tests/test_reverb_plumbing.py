@@ -1,10 +1,13 @@
 """Reverb plumbing on a real loopback server: queue unrolls, parameter broadcast, game stats."""
+import time
+
 import numpy as np
 import pytest
 import reverb
 import tensorflow as tf
 
 from agents.core import adders
+from agents.core import draws
 from agents.core import episode_log
 from agents.core import steps
 from agents.core import variables
@@ -88,6 +91,69 @@ def test_an_actor_draws_the_parameters_only_after_a_new_push(server):
     pusher.push(step=2)          # a push of the same step is drawn, and changes nothing
     puller.update()
     assert draws() == 3 and puller.learner_step == 2
+
+
+@pytest.mark.timeout(60)     # without the bound, the draws below wait forever
+def test_a_draw_on_a_restarted_empty_server_is_kept_pending_and_collected_later():
+    """The race CI hit: a draw sent just as the replay server is restarted waits on its empty
+    table. It must come back empty-handed within its timeout, and a later call must return
+    what the table serves once something is inserted."""
+    server = reverb.Server([tables.variables_table()])
+    client = reverb.Client(f'localhost:{server.port}')
+    variables.VariablePusher(client, [tf.Variable([1.0])]).push(step=1)
+    draw = draws.BoundedDraw(client, tables.VARIABLES, timeout_s=0.5)
+    assert int(draw(1)[0].data[0][0]) == 1
+    server.stop()
+    server = reverb.Server([tables.variables_table()], port=server.port)
+    try:
+        assert draw(1) is None and draw.pending
+        assert draw(1) is None            # a pending draw is only looked at
+        variables.VariablePusher(client, [tf.Variable([2.0])]).push(step=2)
+        for _ in range(100):
+            samples = draw(1)
+            if samples is not None:
+                break
+            time.sleep(0.05)
+        assert int(samples[0].data[0][0]) == 2 and not draw.pending
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(60)
+def test_an_actor_acts_on_its_parameters_while_a_pull_is_not_served():
+    """An actor whose pull the table does not serve within its timeout goes on with the
+    parameters it has, and takes the pulled ones at a later update once they come. Here a
+    rate limiter (one draw per push) holds the pull back, standing in for a restarted server's
+    empty table, whose moment of restart a test cannot time."""
+    one_draw_per_push = reverb.rate_limiters.RateLimiter(
+        samples_per_insert=1.0, min_size_to_sample=1, min_diff=0.0, max_diff=1e9)
+    table = reverb.Table(name=tables.VARIABLES, sampler=reverb.selectors.Lifo(),
+                         remover=reverb.selectors.Fifo(), max_size=1, max_times_sampled=0,
+                         rate_limiter=one_draw_per_push)
+    server = reverb.Server([table])
+    try:
+        client = reverb.Client(f'localhost:{server.port}')
+        learner_vars, actor_vars = [tf.Variable([1.0])], [tf.Variable([0.0])]
+        pusher = variables.VariablePusher(client, learner_vars)
+        puller = variables.VariableClient(client, actor_vars, timeout_s=0.5)
+        pusher.push(step=1)
+        puller.update()
+        assert puller.learner_step == 1 and actor_vars[0].numpy()[0] == 1.0
+        learner_vars[0].assign([2.0])
+        pusher.push(step=2)
+        next(client.sample(tables.VARIABLES, 1))     # another reader takes step 2's draw
+        puller.update()                               # its pull waits: it goes on as it was
+        assert puller.learner_step == 1 and actor_vars[0].numpy()[0] == 1.0
+        learner_vars[0].assign([3.0])
+        pusher.push(step=3)
+        for _ in range(100):
+            puller.update()
+            if puller.learner_step == 3:
+                break
+            time.sleep(0.05)
+        assert puller.learner_step == 3 and actor_vars[0].numpy()[0] == 3.0
+    finally:
+        server.stop()
 
 
 def test_variables_of_another_network_are_refused(server):

@@ -8,6 +8,7 @@ import numpy as np
 import reverb
 from absl import logging
 
+from agents.core import draws
 from agents.core import logging as run_logging
 from reverb_tables import tables
 
@@ -31,21 +32,26 @@ def report_game(client: reverb.Client, table: str, actor: int, env: int, episode
 class EpisodeStatsReader:
     """Drains the finished-game statistics that actors insert into their queue table."""
 
-    def __init__(self, client: reverb.Client, table: str = tables.EPISODE_STATS):
+    def __init__(self, client: reverb.Client, table: str = tables.EPISODE_STATS,
+                 timeout_s: float = 5.0):
         self._client = client
         self._table = table
+        self._draw = draws.BoundedDraw(client, table, timeout_s, unpack_as_table_signature=True)
 
     def drain(self) -> list[dict[str, Any]]:
-        """The games finished since the last call; none while the replay server is down."""
-        try:
-            size = self._client.server_info(timeout=5)[self._table].current_size
-        except (RuntimeError, reverb.errors.ReverbError):
-            return []
-        if not size:
-            return []
-        samples = self._client.sample(self._table, size, emit_timesteps=False,
-                                      unpack_as_table_signature=True)
-        return [{k: v[0].item() for k, v in sample.data.items()} for sample in samples]
+        """The games finished since the last call; none while the replay server is down, or
+        while a draw of the games counted before a restart waits on the restarted server (a
+        later call returns them: agents/core/draws.py)."""
+        size = 0    # a pending draw returns what it drew
+        if not self._draw.pending:
+            try:
+                size = self._client.server_info(timeout=5)[self._table].current_size
+            except (RuntimeError, reverb.errors.ReverbError):
+                return []
+            if not size:
+                return []
+        samples = self._draw(size)
+        return [{k: v[0].item() for k, v in sample.data.items()} for sample in samples or ()]
 
 
 class EpisodeLog:

@@ -10,6 +10,7 @@ import reverb
 import tensorflow as tf
 from absl import logging
 
+from agents.core import draws
 from reverb_tables import tables
 
 
@@ -56,23 +57,31 @@ class VariableClient:
     inserts, which `server_info` reports, has moved): drawing 2.7 MB costs an actor about 3 ms
     of CPU, and at the paper's batch three pulls in four find the parameters they already
     have (benchmarks/README.md, "Every CPU-second of a local run").
+
+    A later draw that the table does not serve within `timeout_s` is left pending and the actor
+    acts on its current parameters: a restarted replay server's table stays empty until the
+    learner's next push, which needs this actor's unrolls (agents/core/draws.py).
     """
 
     def __init__(self, client: reverb.Client, variables: Sequence[tf.Variable],
-                 table: str = tables.VARIABLES):
+                 table: str = tables.VARIABLES, timeout_s: float = 10.0):
         self._client = client
         self._variables = list(variables)
         self._table = table
+        self._draw = draws.BoundedDraw(client, table, timeout_s)
         self._pushes_drawn = None    # the table's insert count before the last draw
         self.learner_step = -1
 
     def update(self) -> None:
-        pushes = self._pushes()
-        if self.learner_step >= 0 and (pushes is None or pushes == self._pushes_drawn):
+        if not self._draw.pending:
+            pushes = self._pushes()
+            if self.learner_step >= 0 and (pushes is None or pushes == self._pushes_drawn):
+                return
+            self._pushes_drawn = pushes
+        samples = self._draw(1, wait=self.learner_step < 0)
+        if samples is None:
             return
-        sample = next(self._client.sample(self._table, 1, emit_timesteps=False))
-        self._pushes_drawn = pushes
-        step, *values = sample.data
+        step, *values = samples[0].data
         if len(values) != len(self._variables):
             raise ValueError(
                 f'the learner published {len(values)} variables, this actor has '
