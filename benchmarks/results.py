@@ -190,7 +190,7 @@ ROWS = {row.name: row for row in (
         statistic='window'),
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
-        **_LASER_MARKS),
+        seeds=SEEDS, **_LASER_MARKS),
     Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
         marks=(2 * M,), target=Target(2 * M, relative_to=('impala_breakout',
                                                           'apex_dqn_breakout'))),
@@ -260,7 +260,7 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M,
                 '--config.anneal_frames=5000000'),
-        **_LASER_MARKS, experiment=True),
+        seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # LASER on the paper's 200M-frame schedule with the paper config's RMSProp epsilon (0.01,
     # where the quick preset's 1e-3 let the LSTM collapse at that schedule).
     Row('laser_breakout_paper_epsilon', "LASER, LSTM, the paper config's RMSProp epsilon 0.01",
