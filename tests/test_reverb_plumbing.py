@@ -100,7 +100,7 @@ def test_a_draw_on_a_restarted_empty_server_is_kept_pending_and_collected_later(
     what the table serves once something is inserted."""
     server = reverb.Server([tables.variables_table()])
     client = reverb.Client(f'localhost:{server.port}')
-    variables.VariablePusher(client, [tf.Variable([1.0])]).push(step=1)
+    client.insert([np.int64(1)], priorities={tables.VARIABLES: 1.0})
     draw = draws.BoundedDraw(client, tables.VARIABLES, timeout_s=0.5)
     assert int(draw(1)[0].data[0][0]) == 1
     server.stop()
@@ -108,7 +108,7 @@ def test_a_draw_on_a_restarted_empty_server_is_kept_pending_and_collected_later(
     try:
         assert draw(1) is None and draw.pending
         assert draw(1) is None            # a pending draw is only looked at
-        variables.VariablePusher(client, [tf.Variable([2.0])]).push(step=2)
+        client.insert([np.int64(2)], priorities={tables.VARIABLES: 1.0})
         for _ in range(100):
             samples = draw(1)
             if samples is not None:
@@ -152,6 +152,27 @@ def test_an_actor_acts_on_its_parameters_while_a_pull_is_not_served():
                 break
             time.sleep(0.05)
         assert puller.learner_step == 3 and actor_vars[0].numpy()[0] == 3.0
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(60)     # without the republish, the actor's first pull waits forever
+def test_the_last_parameters_are_published_again_on_a_restarted_server():
+    """An actor restarted with the replay server waits for parameters before it acts, and a
+    learner fed by that actor alone would not push again: the pusher republishes its last
+    push while the table is empty."""
+    server = reverb.Server([tables.variables_table()])
+    client = reverb.Client(f'localhost:{server.port}')
+    pusher = variables.VariablePusher(client, [tf.Variable([4.0])], republish_s=0.2)
+    pusher.push(step=3)
+    server.stop()
+    server = reverb.Server([tables.variables_table()], port=server.port)
+    try:
+        actor_vars = [tf.Variable([0.0])]
+        puller = variables.VariableClient(client, actor_vars)
+        puller.update()                   # a new actor's first pull: waits for parameters
+        assert puller.learner_step == 3 and actor_vars[0].numpy()[0] == 4.0
+        assert client.server_info()[tables.VARIABLES].current_size == 1
     finally:
         server.stop()
 

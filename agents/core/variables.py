@@ -3,6 +3,9 @@
 The learner inserts its newest parameters; each insert evicts the previous one. Actors sample the
 table whenever they want fresh parameters (IMPALA: before each unroll, sec. 3).
 """
+import threading
+import time
+import weakref
 from typing import Sequence
 
 import numpy as np
@@ -20,31 +23,72 @@ class VariablePusher:
     One trajectory writer serves every push: `client.insert` would open and close a stream
     each time, which cost 2x the CPU and 8x the wall time of a push through an open one
     (benchmarks/README.md, "Every CPU-second of a local run"). Each push is in the table when
-    `push` returns, as with `insert`."""
+    `push` returns, as with `insert`.
+
+    After a replay server's restart the table is empty until the next push, and an actor
+    started since (a restarted one) waits for parameters before it acts: with no other actor
+    feeding the learner, the learner would wait for that actor's data and never push. So a
+    thread of the pusher's own looks every `republish_s` seconds and publishes the last push
+    again while the table is empty."""
 
     def __init__(self, client: reverb.Client, variables: Sequence[tf.Variable],
-                 table: str = tables.VARIABLES, timeout_s: float = 10.0):
+                 table: str = tables.VARIABLES, timeout_s: float = 10.0,
+                 republish_s: float = 5.0):
         self._client = client
         self._variables = list(variables)
         self._table = table
         self._timeout_ms = int(timeout_s * 1000)
+        self._republish_s = republish_s
         self._writer = None
+        self._last = None          # the last push's [step, *values]
+        self._lock = threading.Lock()
+        self._republisher = None
 
     def push(self, step: int) -> None:
         """Publishes; a push cut by the replay server's death (or not confirmed within the
         timeout) is skipped, and the next one opens a new stream (once the server is back, it
         publishes newer parameters)."""
         values = [np.int64(step)] + [v.numpy() for v in self._variables]
-        try:
-            if self._writer is None:
-                self._writer = self._client.trajectory_writer(num_keep_alive_refs=1)
-            self._writer.append(values)
-            self._writer.create_item(self._table, 1.0, [column[-1:] for column
-                                                        in self._writer.history])
-            self._writer.flush(timeout_ms=self._timeout_ms)
-        except (RuntimeError, reverb.errors.ReverbError) as e:
-            self._writer = None
-            logging.warning('parameters of step %d not published: %s', step, e)
+        with self._lock:
+            self._last = values
+            try:
+                if self._writer is None:
+                    self._writer = self._client.trajectory_writer(num_keep_alive_refs=1)
+                self._writer.append(values)
+                self._writer.create_item(self._table, 1.0, [column[-1:] for column
+                                                            in self._writer.history])
+                self._writer.flush(timeout_ms=self._timeout_ms)
+            except (RuntimeError, reverb.errors.ReverbError) as e:
+                self._writer = None
+                logging.warning('parameters of step %d not published: %s', step, e)
+        if self._republisher is None:
+            self._republisher = threading.Thread(
+                target=_republish_while_empty, args=(weakref.ref(self), self._republish_s),
+                name='republish', daemon=True)
+            self._republisher.start()
+
+    def republish_if_empty(self) -> None:
+        """Publishes the last push again if the table is empty; nothing if the server is
+        down (the next look finds it back)."""
+        with self._lock:
+            try:
+                if not self._client.server_info(timeout=5)[self._table].current_size:
+                    self._client.insert(self._last, priorities={self._table: 1.0})
+                    logging.info('parameters of step %d published again (the table was '
+                                 'empty: a restarted replay server)', self._last[0])
+            except (RuntimeError, reverb.errors.ReverbError):
+                pass
+
+
+def _republish_while_empty(pusher_ref, interval_s: float) -> None:
+    """The pusher's republishing thread; it ends with its pusher."""
+    while True:
+        time.sleep(interval_s)
+        pusher = pusher_ref()
+        if pusher is None:
+            return
+        pusher.republish_if_empty()
+        del pusher
 
 
 class VariableClient:
