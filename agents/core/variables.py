@@ -68,16 +68,19 @@ class VariablePusher:
             self._republisher.start()
 
     def republish_if_empty(self) -> None:
-        """Publishes the last push again if the table is empty; nothing if the server is
-        down (the next look finds it back)."""
-        with self._lock:
-            try:
-                if not self._client.server_info(timeout=5)[self._table].current_size:
-                    self._client.insert(self._last, priorities={self._table: 1.0})
+        """Publishes the last push again if the table is empty and no push has come since
+        the look; nothing if the server is down (the next look finds it back)."""
+        last = self._last
+        try:
+            if self._client.server_info(timeout=5)[self._table].current_size:
+                return
+            with self._lock:
+                if self._last is last:
+                    self._client.insert(last, priorities={self._table: 1.0})
                     logging.info('parameters of step %d published again (the table was '
-                                 'empty: a restarted replay server)', self._last[0])
-            except (RuntimeError, reverb.errors.ReverbError):
-                pass
+                                 'empty: a restarted replay server)', last[0])
+        except (RuntimeError, reverb.errors.ReverbError):
+            pass
 
 
 def _republish_while_empty(pusher_ref, interval_s: float) -> None:
