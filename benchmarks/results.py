@@ -240,6 +240,17 @@ ROWS = {row.name: row for row in (
         *_control('walker_walk', 250_000, '--config.samples_per_insert=32'),
         marks=_DPG_MARKS[:2], target=Target(250_000, 0.95 * 909), published=_D4PG_WALKER[:2],
         statistic='window', experiment=True),
+    # Issue 36: what would name the cause of `apex_dpg_walker_walk`'s lag behind D4PG, one change
+    # from the row each: the paper's batch of 256 (sec. 4.2; the quick preset's 64), and the
+    # 5-step returns of Acme's D4PG (Ape-X's 3, sec. 4.1).
+    Row('apex_dpg_walker_walk_batch256', "Ape-X DPG, the paper's batch of 256",
+        *_control('walker_walk', 500_000, '--config.batch_size=256'), marks=_DPG_MARKS,
+        target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER, statistic='window',
+        experiment=True),
+    Row('apex_dpg_walker_walk_nstep5', 'Ape-X DPG, 5-step returns (Acme D4PG)',
+        *_control('walker_walk', 500_000, '--config.n_step=5'), marks=_DPG_MARKS,
+        target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER, statistic='window',
+        experiment=True),
     # Issue 37: bfloat16 networks learn as float32 ones at equal frames, within the spread of
     # the float32 seeds of the same command.
     Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',
