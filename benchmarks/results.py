@@ -286,7 +286,7 @@ ROWS = {row.name: row for row in (
     # 4; 32 holds 8 (and 24 replayed).
     Row('laser_breakout_batch32', 'LASER, LSTM, batch 32 (8 online unrolls)',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.batch_size=32'),
-        **_LASER_MARKS, experiment=True),
+        seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
