@@ -287,6 +287,12 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_batch32', 'LASER, LSTM, batch 32 (8 online unrolls)',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.batch_size=32'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
+    # Both: batch 32 learnt on the 200M schedule, then its policy turned deterministic at ~3.8M
+    # frames, where the annealed runs' rate is low.
+    Row('laser_breakout_batch32_anneal_5m', 'LASER, LSTM, batch 32, annealed to 0 at its 5M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.batch_size=32',
+                '--config.anneal_frames=5000000'),
+        seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
