@@ -173,8 +173,10 @@ def quick(c):
     recurrent agent stayed at random play"); the paper's 0.01 left IMPALA's feed-forward net
     uniform for 2.5M frames (agents/impala/config.py, `quick`). The budget stops the run; the
     learning rate keeps the paper config's 200M-frame schedule (`anneal_frames`), as IMPALA's
-    quick preset does. On that schedule the LSTM collapsed on Breakout, where annealed to 0 at
-    5M frames it learnt (results/README.md, `laser_breakout`: the cause is not settled)."""
+    quick preset does. On that schedule the LSTM collapsed on Breakout; annealed to 0 at 5M
+    frames two seeds of three learnt and one collapsed the same way, and batches of 32 learnt,
+    then fell into a deterministic policy (results/README.md, `laser_breakout`: the cause is
+    not settled)."""
     return runtime_config.quick(
         c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
         replay_capacity_observations=100_000, rmsprop_epsilon=1e-3, total_frames=2_500_000,
