@@ -255,7 +255,7 @@ ROWS = {row.name: row for row in (
     Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M, '--config.precision=bfloat16'),
         marks=_BREAKOUT_MARKS, target=Target(10 * M, spread_of='impala_breakout'),
-        published=_RLLIB_BREAKOUT, experiment=True),
+        published=_RLLIB_BREAKOUT, seeds=SEEDS, experiment=True),
     Row('apex_dpg_walker_walk_bfloat16', 'Ape-X DPG, bfloat16 networks',
         *_control('walker_walk', 250_000, '--config.precision=bfloat16'), marks=_DPG_MARKS[:2],
         target=Target(250_000, spread_of='apex_dpg_walker_walk'), published=_D4PG_WALKER[:2],
