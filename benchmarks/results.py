@@ -173,6 +173,7 @@ _LASER_MARKS = dict(marks=(2 * M, 5 * M),
 _WALKER_500K = dict(marks=_DPG_MARKS, target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER,
                     statistic='window')
 _UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
+_LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before it annealed at 5M
 
 ROWS = {row.name: row for row in (
     # The headline rows: each agent's documented command, the budget its only override.
@@ -266,7 +267,12 @@ ROWS = {row.name: row for row in (
         *_atari('launch.impala_atari', 'pong', 'quick', 20 * M, '--config.torso=deep',
                 '--config.precision=bfloat16'),
         marks=_PONG_MARKS, target=Target(20 * M, 18.0), experiment=True, **_PONG_PUBLISHED),
-    # LASER as it was: annealed to 0 at the row's budget.
+    # LASER's quick preset before it annealed at its budget: table G.1's 200M-frame schedule
+    # (run as the `laser_breakout` row at 3ab5bd6, when the preset did not anneal at 5M).
+    Row('laser_breakout_lr_200m', 'LASER, LSTM, learning rate annealed over 200M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M),
+        **_LASER_MARKS, experiment=True),
+    # The quick preset's annealing to 0 at 5M, run by this override before the preset took it.
     Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M,
                 '--config.anneal_frames=5000000'),
@@ -274,18 +280,21 @@ ROWS = {row.name: row for row in (
     # LASER on the paper's 200M-frame schedule with the paper config's RMSProp epsilon (0.01,
     # where the quick preset's 1e-3 let the LSTM collapse at that schedule).
     Row('laser_breakout_paper_epsilon', "LASER, LSTM, the paper config's RMSProp epsilon 0.01",
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.01'),
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+                '--config.rmsprop_epsilon=0.01'),
         **_LASER_MARKS, experiment=True),
     # The same schedule at the low end of sec. 5.1's learning-rate sweep (3e-4, where the
     # preset takes its middle, 6e-4): the annealed-to-5M run's mean rate over its 5M frames.
     Row('laser_breakout_lr_3e-4', 'LASER, LSTM, learning rate 3e-4 (sec. 5.1 sweep)',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.learning_rate=0.0003'),
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+                '--config.learning_rate=0.0003'),
         **_LASER_MARKS, experiment=True),
     # The same schedule with more online data per update: the preset's batch of 8 at 75% replay
     # holds 2 online unrolls, the paper's 128 at 96% about 5 (sec. 5.1), IMPALA's quick preset
     # 4; 32 holds 8 (and 24 replayed).
     Row('laser_breakout_batch32', 'LASER, LSTM, batch 32 (8 online unrolls)',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.batch_size=32'),
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+                '--config.batch_size=32'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # Both: batch 32 learnt on the 200M schedule, then its policy turned deterministic at ~3.8M
     # frames, where the annealed runs' rate is low.

@@ -14,6 +14,7 @@ import pytest
 from agents.core import config_checks
 from agents.core import typed_config
 from agents.core.config_checks import ConfigError
+from agents.impala import config as impala_config
 from launch import processor
 from launch_processes import ENV
 from launch_processes import ROOT
@@ -204,6 +205,9 @@ CASES = [
      'error: --config.batch_size=5000 is more than --config.replay_capacity=2000 holds'),
     # Declared ranges and relations (agents/core/config_checks.py): upper bounds, fields whose
     # paper value is negative, fields against each other, on every member of a sweep.
+    ('launch.laser_atari', ['--preset=quick', '--config.total_frames=10000000'],
+     'error: --config.total_frames=10000000 runs past --config.anneal_frames=5000000, where the '
+     'learning rate reaches 0'),
     ('launch.impala_atari', ['--config.vtrace_lambda=1.5'],
      'error: --config.vtrace_lambda must be in [0, 1], got 1.5 (a trace coefficient)'),
     ('launch.apex_dqn_atari', ['--config.epsilon=1.2'],
@@ -449,3 +453,15 @@ def test_a_field_added_later_is_checked_by_its_name():
     with pytest.raises(ConfigError, match=r'^--config.burst_period must be a finite number '
                                           r'>= 1, got inf'):     # no range takes an infinity
         config_checks.declared(added.replace(burst_period=math.inf))
+
+
+def test_a_budget_past_the_annealing_horizon_is_refused_unless_a_population_keeps_its_rate():
+    """The learning rate is 0 from `anneal_frames` on; a population that does not anneal
+    (agents/core/population.py) may train past it."""
+    past = impala_config.ImpalaAtari().replace(total_frames=300_000_000)
+    with pytest.raises(ConfigError, match=r'^--config.total_frames=300000000 runs past '
+                                          r'--config.anneal_frames=200000000'):
+        config_checks.declared(past)
+    config_checks.declared(past.replace(pbt_population=4))
+    with pytest.raises(ConfigError, match=r'runs past'):
+        config_checks.declared(past.replace(pbt_population=4, pbt_anneal_learning_rate=True))

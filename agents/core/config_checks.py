@@ -129,6 +129,13 @@ RELATIONS = (
     (('sequence_period', 'sequence_length'), lambda c: c.sequence_period <= c.sequence_length,
      lambda c: f'--config.sequence_period must be <= sequence_length={c.sequence_length}, got '
                f'{c.sequence_period}'),
+    # The learning rate is 0 from `anneal_frames` on (IMPALA table G.1's linear schedule),
+    # unless a population adapts it unannealed (agents/core/population.py).
+    (('total_frames', 'anneal_frames'), lambda c: c.total_frames <= c.anneal_frames or (
+        'pbt_population' in c and c.pbt_population > 0 and not c.pbt_anneal_learning_rate),
+     lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
+               f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
+               f'least total_frames'),
     (('torso', 'channel_multiplier'), lambda c: c.torso == 'deep' or c.channel_multiplier == 1,
      lambda c: '--config.channel_multiplier widens the deep torso only: use --config.torso=deep, '
                'or channel_multiplier=1'),
