@@ -12,7 +12,8 @@ from benchmarks import run_account
 
 def test_account_of_a_tiny_run_adds_up(tmp_path):
     argv = [sys.executable, '-m', 'launch.impala_atari', '--game=pong', '--preset=tiny',
-            f'--run_dir={tmp_path}', '--config.total_frames=10000000000']
+            f'--run_dir={tmp_path}', '--config.total_frames=10000000000',
+            '--config.anneal_frames=10000000000']
     result = run_account.account(argv, warmup_s=2, window_s=5)
     processes = result['processes']
     assert set(processes) == {'actor_0', 'learner', 'replay', 'launcher'}
