@@ -176,10 +176,11 @@ def quick(c):
     The learning rate anneals to 0 at the budget (`anneal_frames` = `total_frames`, 5M), not on
     the paper config's 200M-frame schedule as IMPALA's quick preset does: on Breakout none of
     four runs on the 200M schedule ended above 5.1 at 5M (two collapsed; batch 32 learnt to 10.7,
-    then at 3.8M its policy turned deterministic at the constant rate), where three of five
-    annealed runs reached 19.8-24.2 (results/README.md, `laser_breakout`). Annealing does not
-    decide the LSTM's collapse, which takes about half the runs at this scale either way. A run
-    given another `total_frames` should be given the same `anneal_frames`."""
+    then at 3.8M its policy turned deterministic at the constant rate), where five of eight
+    runs annealed at 5M reached 15.3-24.2 (results/README.md, `laser_breakout`). Annealing
+    does not decide the LSTM's collapse, which takes a third to a half of the runs at this
+    scale on either schedule. A run given another `total_frames` needs `anneal_frames` at
+    least as large (a larger budget alone is refused)."""
     return runtime_config.quick(
         c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
         replay_capacity_observations=100_000, rmsprop_epsilon=1e-3, total_frames=5_000_000,
