@@ -122,8 +122,8 @@ def test_a_run_saved_before_anneal_frames_resumes_with_its_schedule(tmp_path, ex
                                                                      preset_horizon):
     """Before `anneal_frames`, the learning rate annealed over `total_frames`: a run saved then
     (no such field) resumes annealing over its own budget; a new run of the same preset anneals
-    over the preset's horizon (IMPALA's: the paper's 200M frames; LASER's: 5M, its docstring
-    says why), whatever its budget."""
+    over the preset's horizon, not its budget (IMPALA's: the paper's 200M frames; LASER's: 5M,
+    its docstring says why)."""
     spec = experiments.get(experiment)
     run_dir = str(tmp_path / 'old')
     path = _old_run(run_dir, experiment, 'quick', total_frames=10_000_000)

@@ -201,7 +201,8 @@ def _tiny(c, total_frames: int = 20_000, **values):
 def dmlab30_quick(c: LaserDmLab30) -> LaserDmLab30:
     """`--preset=quick` on DMLab-30: Atari's quick learner (`quick`) on IMPALA's multi-task
     quick preset's actors, 3 processes whose 30 environments play each level once, and 100,000
-    frames per level, the learning rate annealed to 0 at them as `quick` does. Not timed on a real DeepMind Lab here (none is installed)."""
+    frames per level, the learning rate annealed to 0 at them as `quick` does. Not timed on a
+    real DeepMind Lab here (none is installed)."""
     return quick(c).replace(num_actors=3, envs_per_actor=10, total_frames=100_000 * 30,
                             anneal_frames=100_000 * 30)
 
