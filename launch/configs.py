@@ -143,6 +143,10 @@ def resolve(experiment: experiments.Experiment, *, paper: typed_config.Config,
     config = config.replace(**given)
     if config.sweep and not experiment.sweeps.sweepable:
         raise ConfigError(f'--sweep: {experiment.name} runs no sweeps')
+    if config.pbt_population and not experiment.sweeps.initial_population:
+        raise ConfigError(f'--config.pbt_population={config.pbt_population}: {experiment.name} '
+                          f"has no population-based training (IMPALA's and LASER on DMLab-30 "
+                          f'have); leave it at 0')
     if config.sweep:
         # A sweep's members are the run's learners (agents/core/sweeps.py).
         config = config.replace(num_learners=len(experiment.sweeps.members(config)))

@@ -180,10 +180,6 @@ def config_values(spec, config, paper) -> None:
     """The rules every experiment's config obeys, on the run's config and on every member of
     its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`;
     `paper`: the experiment's paper config)."""
-    if config.pbt_population and not spec.sweeps.initial_population:
-        raise ConfigError(f'--config.pbt_population={config.pbt_population}: {spec.name} has no '
-                          f'population-based training (the IMPALA experiments have); leave '
-                          f'it at 0')
     eval_protocol(spec, config)
     precision(config)
     members = spec.sweeps.members(config)

@@ -67,6 +67,8 @@ CASES = [
      'error: --sweep: apex_dqn_atari runs no sweeps'),
     ('launch.reactor_atari', ['--config.pbt_population=2'],
      'error: --config.pbt_population=2: reactor_atari has no population-based training'),
+    ('launch.laser_atari', ['--config.pbt_population=2'],
+     'error: --config.pbt_population=2: laser_atari has no population-based training'),
     # Unknown config fields.
     ('launch.apex_dqn_atari', ['--config.core=lstm'],
      "error: --config.core: apex_dqn_atari has no field 'core'"),

@@ -114,6 +114,12 @@ def rule(config, field: str):
                  if fnmatch.fnmatchcase(field, pattern)), None)
 
 
+def _population():
+    """agents/core/population.py, which imports this module."""
+    from agents.core import population  # pylint: disable=import-outside-toplevel
+    return population
+
+
 # (the fields, whether `config` keeps the relation, the line when it does not), checked where
 # the config has all the fields.
 RELATIONS = (
@@ -130,9 +136,9 @@ RELATIONS = (
      lambda c: f'--config.sequence_period must be <= sequence_length={c.sequence_length}, got '
                f'{c.sequence_period}'),
     # The learning rate is 0 from `anneal_frames` on (IMPALA table G.1's linear schedule),
-    # unless a population adapts it unannealed (agents/core/population.py).
+    # unless a population adapts it unannealed.
     (('total_frames', 'anneal_frames'), lambda c: c.total_frames <= c.anneal_frames or (
-        'pbt_population' in c and c.pbt_population > 0 and not c.pbt_anneal_learning_rate),
+        not _population().anneals_learning_rate(c)),
      lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
                f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
                f'least total_frames'),
