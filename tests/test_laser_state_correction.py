@@ -48,6 +48,8 @@ def _recorded_actor(builder, address, run_dir, learner_id=0, num_steps=300):
     builders.make_actor(builder, address, run_dir, actor_id=0,
                         learner_id=learner_id).run(num_steps=num_steps)
     builder.adder = made
+    for recording in recordings:    # while the server runs: a writer collected after
+        recording.adder.close()     # server.stop() can block for good in its close
     return recordings[0].steps
 
 
