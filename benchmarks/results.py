@@ -150,10 +150,10 @@ def _control(task, frames, *changes):
 
 SEEDS = (0, 1, 2)
 _PONG_MARKS = (2 * M, 5 * M, 10 * M, 12 * M, 16 * M, 20 * M)
-_PONG_PUBLISHED = dict(
-    published=(Published(12 * M, 17.6, 'PolyBeast'), Published(16 * M, 19.5, 'PolyBeast'),
-               Published(20 * M, 19.8, 'PolyBeast')),
-    published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
+_POLYBEAST_PONG = (Published(12 * M, 17.6, 'PolyBeast'), Published(16 * M, 19.5, 'PolyBeast'),
+                   Published(20 * M, 19.8, 'PolyBeast'))
+_PONG_PUBLISHED = dict(published=_POLYBEAST_PONG,
+                       published_crossing=Crossing(18_900_000, 22 * M, 'RLlib IMPALA Pong'))
 _BREAKOUT_MARKS = (2 * M, 5 * M, 10 * M)
 _RLLIB_BREAKOUT = (Published(2 * M, 11, 'RLlib IMPALA Breakout'),
                    Published(5 * M, 26, 'RLlib IMPALA Breakout'),
@@ -271,7 +271,7 @@ ROWS = {row.name: row for row in (
         *_atari('launch.impala_atari', 'pong', 'quick', 12 * M, '--config.torso=deep',
                 '--config.precision=bfloat16'),
         marks=_PONG_MARKS[:4], target=Target(12 * M, 17.6), experiment=True,
-        published=_PONG_PUBLISHED['published'][:1]),
+        published=_POLYBEAST_PONG[:1]),
     # LASER's quick preset before it annealed at its budget: table G.1's 200M-frame schedule
     # (run as the `laser_breakout` row at 3ab5bd6, when the preset did not anneal at 5M).
     Row('laser_breakout_lr_200m', 'LASER, LSTM, learning rate annealed over 200M',
