@@ -218,6 +218,12 @@ ROWS = {row.name: row for row in (
     Row('impala_pong_lr_200m', 'IMPALA, shallow net, learning rate annealed over 200M',
         *_atari('launch.impala_atari', 'pong', 'quick', 200 * M), marks=_PONG_MARKS,
         target=Target(20 * M, 18.0), stop_frames=20 * M, experiment=True, **_PONG_PUBLISHED),
+    # Issue 36: whether `impala_pong`'s setbacks between 9M and 13M come from the quick preset's
+    # batch of 4 (table G.1: 32): one change from the row, an update averaging twice the frames.
+    Row('impala_pong_batch8', 'IMPALA, shallow net, batch 8',
+        *_atari('launch.impala_atari', 'pong', 'quick', 20 * M, '--config.batch_size=8'),
+        marks=_PONG_MARKS, target=Target(20 * M, 18.0), seeds=SEEDS, experiment=True,
+        **_PONG_PUBLISHED),
     Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
         ('--game=pong', '--preset=paper'), marks=_PONG_MARKS, target=Target(20 * M, 18.0),
         stop_frames=21_500_000, experiment=True, **_PONG_PUBLISHED),
