@@ -257,6 +257,9 @@ ROWS = {row.name: row for row in (
     Row('apex_dpg_walker_walk_nstep5', 'Ape-X DPG, 5-step returns (Acme D4PG)',
         *_control('walker_walk', 500_000, '--config.n_step=5'), **_WALKER_500K,
         experiment=True),
+    Row('apex_dpg_walker_walk_uniform', 'Ape-X DPG, uniform replay sampling (Acme D4PG)',
+        *_control('walker_walk', 500_000, '--config.priority_exponent=0'), **_WALKER_500K,
+        experiment=True),
     # Issue 37: bfloat16 networks learn as float32 ones at equal frames, within the spread of
     # the float32 seeds of the same command.
     Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',
