@@ -171,7 +171,9 @@ def quick(c):
     few live units grow to ~30, the LSTM's cells saturate and its output stops depending on the
     frame: a uniform policy through 2M frames), 1e-3 does not (benchmarks/README.md, "Why the
     recurrent agent stayed at random play"); the paper's 0.01 left IMPALA's feed-forward net
-    uniform for 2.5M frames (agents/impala/config.py, `quick`).
+    uniform for 2.5M frames (agents/impala/config.py, `quick`), and here keeps the LSTM's cells
+    bounded but the network near random play through 2M frames (results/README.md,
+    `laser_breakout`: three probed runs).
 
     The learning rate anneals to 0 at the budget (`anneal_frames` = `total_frames`, 5M), not on
     the paper config's 200M-frame schedule as IMPALA's quick preset does: on Breakout none of
