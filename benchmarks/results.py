@@ -260,6 +260,12 @@ ROWS = {row.name: row for row in (
     Row('apex_dpg_walker_walk_uniform', 'Ape-X DPG, uniform replay sampling (Acme D4PG)',
         *_control('walker_walk', 500_000, '--config.priority_exponent=0'), **_WALKER_500K,
         experiment=True),
+    # ...and Acme D4PG's networks (LayerNorm MLPs, actor 256-256-256, critic 512-512-256;
+    # appendix D's are 300-200 and 400-300), to 250k steps, where the row lags most.
+    Row('apex_dpg_walker_walk_d4pg_network', "Ape-X DPG, Acme D4PG's LayerNorm networks",
+        *_control('walker_walk', 250_000, '--config.network=d4pg'), marks=_DPG_MARKS[:2],
+        target=Target(250_000, 0.95 * 909), published=_D4PG_WALKER[:2], statistic='window',
+        experiment=True),
     # Issue 37: bfloat16 networks learn as float32 ones at equal frames, within the spread of
     # the float32 seeds of the same command.
     Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',

@@ -201,3 +201,52 @@ def test_dpg_actor_follows_the_critic_before_its_update():
     assert not np.allclose(before, after, rtol=1e-3)
     assert _same(applied, actor_gradient(before))
     assert not _same(applied, actor_gradient(after))
+
+
+
+def _layer_norm_mlp(x, layers, norm):
+    """Acme's LayerNormMLP (activate_final): Linear, LayerNorm (epsilon 1e-5, then scale and
+    offset), tanh; then Linear and ELU for each later layer."""
+    (w, b), *rest = layers
+    h = x @ w + b
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5)
+    h = np.tanh(h * norm['scale'] + norm['offset'])
+    for w, b in rest:
+        h = h @ w + b
+        h = np.where(h > 0, h, np.expm1(h))
+    return h
+
+
+def _linears_and_norm(module):
+    """A Sonnet MLP's [(w, b)] in creation order and its LayerNorm's {scale, offset}."""
+    named = [(v.name.split('/')[-1].split(':')[0], v.numpy()) for v in module.trainable_variables]
+    norm = {name: value for name, value in named if name in ('scale', 'offset')}
+    linear = [value for name, value in named if name in ('w', 'b')]
+    return [(linear[i + 1], linear[i]) for i in range(0, len(linear), 2)], norm
+
+
+def test_dpg_d4pg_network_is_acmes_layer_norm_mlps():
+    """`--config.network=d4pg` builds Acme D4PG's control torsos (actor 256-256-256, critic
+    512-512-256, LayerNorm after the first layer, ELU after the others) under Ape-X DPG's heads
+    (a tanh actor scaled to the bounds, one critic value); its first actions sit near the
+    bounds' middle (Acme's near-zero output layer). Checked against numpy on its variables."""
+    from agents.apex import builder as apex_builder
+    c = apex_config.tiny(apex_config.ApexDPGControl()).replace(network='d4pg')
+    action_spec = type('Bounds', (), dict(minimum=np.full(6, -1.0), maximum=np.full(6, 2.0)))
+    network = apex_builder.actor_critic_network((tf.TensorSpec([24]), action_spec), c)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 24)).astype(np.float32)
+    a = rng.uniform(-1, 2, size=(5, 6)).astype(np.float32)
+
+    linears, norm = _linears_and_norm(network.policy)
+    assert [w.shape[1] for w, _ in linears] == [256, 256, 256, 6]
+    (w, b), hidden = linears[-1], linears[:-1]
+    expected = 0.5 + 1.5 * np.tanh(_layer_norm_mlp(x, hidden, norm) @ w + b)
+    np.testing.assert_allclose(network.policy(x).numpy(), expected, rtol=1e-5, atol=1e-5)
+    assert np.abs(expected - 0.5).max() < 0.05                    # near the middle at first
+
+    linears, norm = _linears_and_norm(network.critic)
+    assert [w.shape[1] for w, _ in linears] == [512, 512, 256, 1]
+    (w, b), hidden = linears[-1], linears[:-1]
+    expected = (_layer_norm_mlp(np.concatenate([x, a], 1), hidden, norm) @ w + b)[:, 0]
+    np.testing.assert_allclose(network.critic(x, a).numpy(), expected, rtol=1e-4, atol=1e-5)

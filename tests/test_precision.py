@@ -45,11 +45,11 @@ def _dqn(precision):
     return dqn.DuelingQNetwork(6, precision=precision), lambda n: n(_FRAMES[0])
 
 
-def _dpg(precision):
+def _dpg(precision, network='appendix_d'):
     def call(n):
         actions = n.policy(_FEATURES)
         return actions, n.critic(_FEATURES, actions)
-    return dpg.ActorCritic(-np.ones(4), np.ones(4), precision), call
+    return dpg.ActorCritic(-np.ones(4), np.ones(4), precision, network), call
 
 
 def _reactor(precision):
@@ -59,7 +59,8 @@ def _reactor(precision):
 
 NETWORKS = {'impala_shallow': lambda p: _impala(p, 'shallow'),
             'impala_deep': lambda p: _impala(p, 'deep'), 'impala_lstm': _impala_lstm,
-            'dqn': _dqn, 'dpg': _dpg, 'reactor': _reactor}
+            'dqn': _dqn, 'dpg': _dpg, 'dpg_d4pg': lambda p: _dpg(p, 'd4pg'),
+            'reactor': _reactor}
 
 
 def _pair(name):

@@ -146,9 +146,11 @@ def dueling_network(environment_specs, config) -> snt.Module:
 
 def actor_critic_network(environment_specs, config) -> snt.Module:
     """Ape-X DPG's actor and critic (appendix D) on a task's features, the actor's actions
-    within the action spec's bounds, computing in `precision`."""
+    within the action spec's bounds, computing in `precision`; `network` picks their hidden
+    layers (appendix D's or Acme D4PG's, agents/networks/dpg.py)."""
     observation_spec, action_spec = environment_specs
-    network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum, config.precision)
+    network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum, config.precision,
+                              config.network)
     observation = tf.zeros((1, *observation_spec.shape))
     network.critic(observation, network.policy(observation))
     return network

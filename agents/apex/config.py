@@ -105,6 +105,10 @@ class ApexDPGControl(typed_config.sections(ApexReplay, runtime_config.Runtime,
                                          'walk, run; any other suite task by name',
                         fixed_on_resume=True)
     action_repeat: int = setting(1, 'sec. 4.2: "here we do not use action repeats"')
+    network: str = setting('appendix_d', "appendix D's MLPs (critic 400-300, actor 300-200); "
+                                         "'d4pg': Acme D4PG's LayerNorm MLPs, an experiment "
+                                         "beside D4PG's curves (agents/networks/dpg.py)",
+                           ('appendix_d', 'd4pg'), fixed_on_resume=True)
     replay_capacity: int = setting(1_000_000, 'appendix D: fixed capacity of 10^6')
     eviction_exponent: float = setting(-0.4, 'appendix D: evict by prioritized sampling at -0.4',
                                        checks.Rule(checks.Range(high=0), 'eviction samples low '

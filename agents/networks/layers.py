@@ -35,8 +35,9 @@ class Linear(snt.Linear):
     """snt.Linear on float32 variables, computing in its input's dtype; an `output` layer (a
     network's logits, values, actions) computes in float32 whatever its input."""
 
-    def __init__(self, output_size: int, output: bool = False, name: str | None = None):
-        super().__init__(output_size, name=name)
+    def __init__(self, output_size: int, output: bool = False, w_init=None,
+                 name: str | None = None):
+        super().__init__(output_size, w_init=w_init, name=name)
         self._output = output
 
     def __call__(self, inputs: tf.Tensor) -> tf.Tensor:
