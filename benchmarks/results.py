@@ -265,7 +265,7 @@ ROWS = {row.name: row for row in (
     Row('apex_dpg_walker_walk_d4pg_network', "Ape-X DPG, Acme D4PG's LayerNorm networks",
         *_control('walker_walk', 250_000, '--config.network=d4pg'), marks=_DPG_MARKS[:2],
         target=Target(250_000, 0.95 * 909), published=_D4PG_WALKER[:2], statistic='window',
-        experiment=True),
+        seeds=SEEDS, experiment=True),
     # Issue 37: bfloat16 networks learn as float32 ones at equal frames, within the spread of
     # the float32 seeds of the same command.
     Row('impala_breakout_bfloat16', 'IMPALA, shallow net, bfloat16 networks',
