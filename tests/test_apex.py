@@ -203,7 +203,6 @@ def test_dpg_actor_follows_the_critic_before_its_update():
     assert not _same(applied, actor_gradient(after))
 
 
-
 def _layer_norm_mlp(x, layers, norm):
     """Acme's LayerNormMLP (activate_final): Linear, LayerNorm (epsilon 1e-5, then scale and
     offset), tanh; then Linear and ELU for each later layer."""
@@ -240,6 +239,8 @@ def test_dpg_d4pg_network_is_acmes_layer_norm_mlps():
 
     linears, norm = _linears_and_norm(network.policy)
     assert [w.shape[1] for w, _ in linears] == [256, 256, 256, 6]
+    for w, _ in linears[:-1]:         # Acme's uniform within +-sqrt(3 x 0.333 / fan_out)
+        assert 0.95 < np.abs(w).max() * np.sqrt(w.shape[1]) <= 1.0
     (w, b), hidden = linears[-1], linears[:-1]
     expected = 0.5 + 1.5 * np.tanh(_layer_norm_mlp(x, hidden, norm) @ w + b)
     np.testing.assert_allclose(network.policy(x).numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -35,15 +35,19 @@ class _LayerNorm(snt.Module):
         return tf.cast(self._norm(tf.cast(inputs, tf.float32)), inputs.dtype)
 
 
+def _acme_uniform() -> tf.initializers.Initializer:
+    """Acme's LayerNormMLP weights: uniform within +-sqrt(3 x 0.333 / fan_out)."""
+    return tf.initializers.VarianceScaling(0.333, 'fan_out', 'uniform')
+
+
 def _torso(network: str, sizes: tuple[int, ...]) -> list:
     """The hidden layers of `network` with `sizes`: appendix D's (tanh, then ReLU) or Acme's
-    LayerNormMLP (its uniform fan-out initialisation at scale 1/3)."""
+    LayerNormMLP."""
     if network == 'appendix_d':
         return [layers.Linear(sizes[0]), tf.tanh, layers.Linear(sizes[1]), tf.nn.relu]
-    uniform = lambda: tf.initializers.VarianceScaling(0.333, 'fan_out', 'uniform')
-    torso = [layers.Linear(sizes[0], w_init=uniform()), _LayerNorm(), tf.tanh]
+    torso = [layers.Linear(sizes[0], w_init=_acme_uniform()), _LayerNorm(), tf.tanh]
     for size in sizes[1:]:
-        torso += [layers.Linear(size, w_init=uniform()), tf.nn.elu]
+        torso += [layers.Linear(size, w_init=_acme_uniform()), tf.nn.elu]
     return torso
 
 
