@@ -147,7 +147,10 @@ def _quick(c, **values):
 # cores an unthrottled learner samples 0.73 (DQN) or 2.5 (DPG) per inserted one and learns far
 # less per frame than the paper's 22.8B frames make up for (results/README.md,
 # `apex_dqn_breakout_spi8`, `apex_dpg_*_spi32`). DQN's 8 is DQN's own ratio (Mnih et al. 2015:
-# a batch of 32 every 4 steps); DPG's 32 is Acme D4PG's default `samples_per_insert`.
+# a batch of 32 every 4 steps); DPG's 32 is Acme D4PG's default `samples_per_insert`. DPG's keeps
+# appendix D's networks, the paper's: with Acme D4PG's (`--config.network=d4pg`) walker walk is
+# ahead of D4PG's curve (`apex_dpg_walker_walk_d4pg_network`), a difference of agents, not of
+# machines.
 quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
                               envs_per_actor=8, samples_per_insert=8.0)
 quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period=100,
