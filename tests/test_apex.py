@@ -11,6 +11,7 @@ import reverb
 import tensorflow as tf
 
 from agents.apex import acting
+from agents.apex import builder as apex_builder
 from agents.apex import config as apex_config
 from agents.core import builders
 from agents.core import transitions
@@ -229,7 +230,6 @@ def test_dpg_d4pg_network_is_acmes_layer_norm_mlps():
     512-512-256, LayerNorm after the first layer, ELU after the others) under Ape-X DPG's heads
     (a tanh actor scaled to the bounds, one critic value); its first actions sit near the
     bounds' middle (Acme's near-zero output layer). Checked against numpy on its variables."""
-    from agents.apex import builder as apex_builder
     c = apex_config.tiny(apex_config.ApexDPGControl()).replace(network='d4pg')
     action_spec = type('Bounds', (), dict(minimum=np.full(6, -1.0), maximum=np.full(6, 2.0)))
     network = apex_builder.actor_critic_network((tf.TensorSpec([24]), action_spec), c)
