@@ -498,13 +498,15 @@ def test_save_refuses_tables_that_moved_on(tmp_path):
 
 
 class _ServerRestartsAtRegistration(_ServerDiesAtRegistration):
-    """As `_ServerDiesAtRegistration` (in flight), and the restarting server closes the
-    connection of the next call for its tables too, as gRPC did in a run of
-    tests/test_reactor_launch.py ('Transport closed')."""
+    """As `_ServerDiesAtRegistration` (in flight), and the restarting server fails the next two
+    calls for its tables with `error`, as runs of tests/test_reactor_launch.py saw: gRPC's
+    'Transport closed', or Reverb's DeadlineExceededError where the server, still loading its
+    checkpoint, did not answer within the call's 5 s."""
 
-    def __init__(self, server, directory):
+    def __init__(self, server, directory, error):
         super().__init__(server, directory, in_flight=True)
         self.closing = 0
+        self._error = error
 
     def mutate_priorities(self, table, updates=None, deletes=None):
         if self.armed and deletes is not None:
@@ -514,16 +516,20 @@ class _ServerRestartsAtRegistration(_ServerDiesAtRegistration):
     def server_info(self, timeout=None):
         if self.closing:
             self.closing -= 1
-            raise RuntimeError('Transport closed')
+            raise self._error
         return super().server_info(timeout=timeout)
 
 
-def test_a_restarting_server_that_closes_the_connection_is_waited_for(tmp_path):
+@pytest.mark.parametrize('error', [
+    RuntimeError('Transport closed'),
+    reverb.errors.DeadlineExceededError(
+        'ServerInfo call did not complete within provided timeout of 5s')])
+def test_a_restarting_server_that_fails_calls_is_waited_for(tmp_path, error):
     """The reload after a registration the dying server did not take waits through the
-    restarting server's closed connections, then takes the checkpoint's snapshot."""
+    restarting server's failed calls, then takes the checkpoint's snapshot."""
     rng = np.random.default_rng(10)
     server, _ = _checkpointed_server(tmp_path)
-    client = _ServerRestartsAtRegistration(server, tmp_path)
+    client = _ServerRestartsAtRegistration(server, tmp_path, error)
     replay = _saved_replay(client, [(0, x) for x in range(10)], rng)
     saved = replay.lazy.estimates()
     _write(client, [(1, x) for x in range(5)])

@@ -513,12 +513,14 @@ class LazyReplay:
     def _server_info(self):
         """The server's tables, once it answers: a replay server restarting from its
         checkpoint (the launcher's restart) may close the connection of a call made while it
-        goes down or comes up ('Transport closed'); RuntimeError after `server_wait_s`."""
+        goes down or comes up ('Transport closed'), or not answer within the call's 5 s while
+        it loads its tables (DeadlineExceededError, a ReverbError); the error after
+        `server_wait_s`."""
         deadline = time.monotonic() + self._server_wait_s
         while True:
             try:
                 return self._client.server_info(timeout=5)
-            except RuntimeError:
+            except (RuntimeError, reverb.errors.ReverbError):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
