@@ -55,7 +55,7 @@ def _chi_square(counts, expected_probabilities):
 
 # The 1 - 1e-6 quantile of chi-square with 5 degrees of freedom: a correct sampler fails 1 in a
 # million. Reverb's sampler is not seeded, so a 1-in-1000 bound failed CI once (25.98); a wrong
-# law still lands in the thousands (1585 for p_i in place of p_i^alpha, 5732 unmutated).
+# law still lands in the thousands (about 1585 for p_i in place of p_i^alpha, 3052 unmutated).
 CHI2_5_DOF = 35.89
 
 
