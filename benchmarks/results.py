@@ -241,6 +241,13 @@ ROWS = {row.name: row for row in (
                 '--config.samples_per_insert=8'),
         marks=(2 * M,), target=Target(2 * M, 9.0), published=_RLLIB_APEX[:1],
         statistic='least_exploring_third', experiment=True),
+    # Issue 36: whether `apex_dqn_breakout` falls from 27 at 5M to 19 at 10M because the quick
+    # preset's 100k transitions hold only the last 400k frames: RLlib Ape-X's 1M (the paper's 2M).
+    Row('apex_dqn_breakout_replay1m', "Ape-X DQN, RLlib's replay of 1M transitions",
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M,
+                '--config.replay_capacity=1000000'),
+        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
+        statistic='least_exploring_third', experiment=True),
     # Control has no action repeat (agents/apex/config.py): frames are environment steps.
     Row('apex_dpg_walker_walk_unthrottled', 'Ape-X DPG, unthrottled learner',
         *_control('walker_walk', 500_000, _UNTHROTTLED), **_WALKER_500K, experiment=True),
