@@ -172,6 +172,9 @@ _LASER_MARKS = dict(marks=(2 * M, 5 * M),
 # 968 at 500k (issue 36).
 _WALKER_500K = dict(marks=_DPG_MARKS, target=Target(500_000, 0.95 * 968), published=_D4PG_WALKER,
                     statistic='window')
+# RLlib Ape-X's three marks, on its own statistic (issue 36).
+_APEX_10M = dict(marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
+                 statistic='least_exploring_third')
 _UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
 _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before it annealed at 5M
 
@@ -184,8 +187,7 @@ ROWS = {row.name: row for row in (
         *_atari('launch.impala_atari', 'pong', 'quick', 20 * M), marks=_PONG_MARKS,
         target=Target(20 * M, 18.0), seeds=SEEDS, **_PONG_PUBLISHED),
     Row('apex_dqn_breakout', 'Ape-X DQN',
-        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M), marks=_BREAKOUT_MARKS,
-        target=Target(10 * M, 37.0), published=_RLLIB_APEX, statistic='least_exploring_third'),
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M), **_APEX_10M),
     Row('apex_dpg_walker_walk', 'Ape-X DPG', *_control('walker_walk', 500_000),
         seeds=SEEDS, **_WALKER_500K),
     Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', *_control('cartpole_swingup', 250_000),
@@ -234,8 +236,7 @@ ROWS = {row.name: row for row in (
     # The quick preset as it was: an unthrottled learner (0.73 sampled per inserted).
     Row('apex_dqn_breakout_unthrottled', 'Ape-X DQN, unthrottled learner',
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M, _UNTHROTTLED),
-        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
-        statistic='least_exploring_third', experiment=True),
+        **_APEX_10M, experiment=True),
     Row('apex_dqn_breakout_spi8', 'Ape-X DQN, 8 sampled per inserted transition',
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 2 * M,
                 '--config.samples_per_insert=8'),
@@ -246,8 +247,7 @@ ROWS = {row.name: row for row in (
     Row('apex_dqn_breakout_replay1m', "Ape-X DQN, RLlib's replay of 1M transitions",
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M,
                 '--config.replay_capacity=1000000'),
-        marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
-        statistic='least_exploring_third', experiment=True),
+        **_APEX_10M, experiment=True),
     # Control has no action repeat (agents/apex/config.py): frames are environment steps.
     Row('apex_dpg_walker_walk_unthrottled', 'Ape-X DPG, unthrottled learner',
         *_control('walker_walk', 500_000, _UNTHROTTLED), **_WALKER_500K, experiment=True),
