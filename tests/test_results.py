@@ -32,8 +32,8 @@ def test_the_table_is_what_the_folders_generate():
                                  'results') in content
 
 
-@pytest.mark.parametrize('row', results.ROWS.values(), ids=results.ROWS)
-def test_row_commands_are_valid_launch_commands(row):
+def _command_config(row):
+    """The config the row's command trains (its preset with its flags), unchecked."""
     spec = experiments.get(row.program.removeprefix('launch.'))
     config = spec.presets[row.preset](spec.paper_config())
     for flag in row.flags:
@@ -45,6 +45,12 @@ def test_row_commands_are_valid_launch_commands(row):
         elif field != 'preset':
             assert field == spec.target_field, flag
             config = config.replace(**{field: value})
+    return spec, config
+
+
+@pytest.mark.parametrize('row', results.ROWS.values(), ids=results.ROWS)
+def test_row_commands_are_valid_launch_commands(row):
+    spec, config = _command_config(row)
     config = spec.check(config)
     assert row.target.frames in row.marks
     assert {p.frames for p in row.published} <= set(row.marks)
@@ -52,6 +58,21 @@ def test_row_commands_are_valid_launch_commands(row):
     assert set(row.target.relative_to) <= set(results.ROWS)
     assert row.target.spread_of in (None, *results.ROWS)
     assert max(row.marks) <= (row.stop_frames or config.total_frames)
+
+
+@pytest.mark.parametrize('row', results.ROWS.values(), ids=results.ROWS)
+def test_a_rows_folder_holds_what_its_command_trains(row):
+    """A preset changed since a row ran would leave its command training something else than
+    its data: every field of the run's config.json (but the seed, and fields added since) is the
+    command's."""
+    path = os.path.join('results', row.name, 'config.json')
+    if not os.path.exists(path):
+        pytest.skip(f'{row.name} has not run yet')
+    with open(path) as f:
+        ran = json.load(f)
+    _, config = _command_config(row)
+    assert {k: ran[k] for k in config if k in ran and k != 'seed'} == {
+        k: config[k] for k in config if k in ran and k != 'seed'}
 
 
 def _games(returns, frames_per_game=1000, **columns):
