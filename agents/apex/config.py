@@ -138,7 +138,6 @@ def _quick(c, **values):
     """`--preset=quick`: a demo on a 2-core machine, not the paper."""
     return runtime_config.quick(
         c, num_actors=2,                 # this machine's 2 cores, not the paper's 360 or 64
-        replay_capacity=100_000,         # a demo (the paper's 2M Atari transitions: ~4.3 GiB)
         min_replay_size=2_000, batch_size=64, prefetch_batches=2, eval_episodes=5, **values)
 
 
@@ -150,11 +149,15 @@ def _quick(c, **values):
 # a batch of 32 every 4 steps); DPG's 32 is Acme D4PG's default `samples_per_insert`. DPG's keeps
 # appendix D's networks, the paper's: with Acme D4PG's (`--config.network=d4pg`) walker walk is
 # ahead of D4PG's curve (`apex_dpg_walker_walk_d4pg_network`), a difference of agents, not of
-# machines.
+# machines. DQN's replay holds RLlib Ape-X's 1M transitions (`atari-apex.yaml`, buffer_size; the
+# paper's 2M): 100k held only the last 400k frames, and Breakout fell from 27 at 5M to 19 at 10M
+# where 1M went on rising (`apex_dqn_breakout_replay100k`); about 5 GB of server memory.
 quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
-                              envs_per_actor=8, samples_per_insert=8.0)
+                              envs_per_actor=8, samples_per_insert=8.0,
+                              replay_capacity=1_000_000)
 quick_dpg = functools.partial(_quick, total_frames=200_000, target_update_period=100,
-                              envs_per_actor=4, samples_per_insert=32.0)
+                              envs_per_actor=4, samples_per_insert=32.0,
+                              replay_capacity=100_000)   # appendix D: 1M
 
 
 def tiny(c, **values):
