@@ -234,8 +234,7 @@ ROWS = {row.name: row for row in (
     # Table G.1 as it ran, before IMPALA's Atari experts stepped 16 games per actor (c1b631b).
     Row('impala_pong_paper', 'IMPALA, shallow net, table G.1 exactly', 'launch.impala_atari',
         ('--game=pong', '--preset=paper', '--config.envs_per_actor=8'), marks=_PONG_MARKS,
-        target=Target(20 * M, 18.0),
-        stop_frames=21_500_000, experiment=True, **_PONG_PUBLISHED),
+        target=Target(20 * M, 18.0), stop_frames=21_500_000, experiment=True, **_PONG_PUBLISHED),
     # The quick preset as it was: an unthrottled learner (0.73 sampled per inserted).
     Row('apex_dqn_breakout_unthrottled', 'Ape-X DQN, unthrottled learner',
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M, _UNTHROTTLED, _REPLAY_100K),

@@ -151,7 +151,7 @@ def _quick(c, **values):
 # ahead of D4PG's curve (`apex_dpg_walker_walk_d4pg_network`), a difference of agents, not of
 # machines. DQN's replay holds RLlib Ape-X's 1M transitions (`atari-apex.yaml`, buffer_size; the
 # paper's 2M): 100k held only the last 400k frames, and Breakout fell from 27 at 5M to 19 at 10M
-# where 1M went on rising (`apex_dqn_breakout_replay100k`); about 5 GB of server memory.
+# where 1M went on rising (`apex_dqn_breakout_replay100k`); 4.8 GB of replay server memory.
 quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
                               envs_per_actor=8, samples_per_insert=8.0,
                               replay_capacity=1_000_000)
