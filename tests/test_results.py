@@ -71,8 +71,8 @@ def test_a_rows_folder_holds_what_its_command_trains(row):
     with open(path) as f:
         ran = json.load(f)
     _, config = _command_config(row)
-    assert {k: ran[k] for k in config if k in ran and k != 'seed'} == {
-        k: config[k] for k in config if k in ran and k != 'seed'}
+    fields = [field for field in config if field in ran and field != 'seed']
+    assert {f: ran[f] for f in fields} == {f: config[f] for f in fields}
 
 
 def _games(returns, frames_per_game=1000, **columns):
