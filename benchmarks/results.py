@@ -178,6 +178,11 @@ _APEX_10M = dict(marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_
 _UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
 _REPLAY_100K = '--config.replay_capacity=100000'   # Ape-X DQN's quick preset before RLlib's 1M
 _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before it annealed at 5M
+# Issue 57's candidates for the LSTM's collapse: one change from `laser_breakout` each, its first
+# 2M frames (the 5M-frame schedule), three seeds, probed at their checkpoints
+# (benchmarks/probed_runs.py); held to the feed-forward agent's 2M.
+_LASER_2M = dict(marks=(1 * M, 2 * M), seeds=SEEDS, experiment=True,
+                 target=Target(2 * M, relative_to=('laser_breakout_feed_forward',)))
 
 ROWS = {row.name: row for row in (
     # The headline rows: each agent's documented command, the budget its only override.
@@ -340,6 +345,12 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_epsilon_3e-3', 'LASER, LSTM, RMSProp epsilon 3e-3',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.003'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
+    # The learning rate scaled to the batch: the paper's 6e-4 is for batches of 128 (sec.
+    # 5.1); RMSProp's steps scale with the square root of a batch's size (Malladi et al. 2022),
+    # 6e-4 * sqrt(8 / 128).
+    Row('laser_breakout_lr_1.5e-4', 'LASER, LSTM, learning rate 1.5e-4, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.learning_rate=0.00015'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
