@@ -25,11 +25,7 @@ from benchmarks import results
 from launch import configs
 from launch import evaluate
 
-_ROW = flags.DEFINE_string('row', None, 'The results row (benchmarks/results.py, ROWS).')
-_SEED = flags.DEFINE_integer('seed', None, "One seed of the row (default: each of the row's).")
-_RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
-                                "Where the rows' runs are (RUN_ROOT/<row>/seed_<seed>).")
-_RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', "Where the rows' folders are.")
+# --row, --seed, --run_root and --results_dir are benchmarks.results' own flags.
 _MARKS = flags.DEFINE_list('marks', None, 'Frames to probe at (default: 500k, 1M and the '
                            "row's marks).")
 _STEPS = flags.DEFINE_integer('steps', 400, 'Agent steps each probe plays.')
@@ -74,7 +70,7 @@ def kept_checkpoints(run_dir: str) -> dict[int, str]:
 def train_keeping_checkpoints(row_name: str, seed: int, run_dir: str) -> None:
     """`benchmarks.results --row --seed` (train, collect, draw), copying checkpoints aside."""
     command = [sys.executable, '-m', 'benchmarks.results', f'--row={row_name}', f'--seed={seed}',
-               f'--run_root={_RUN_ROOT.value}', f'--results_dir={_RESULTS_DIR.value}']
+               f'--run_root={flags.FLAGS.run_root}', f'--results_dir={flags.FLAGS.results_dir}']
     process = subprocess.Popen(command)
     while process.poll() is None:
         time.sleep(5)
@@ -117,18 +113,18 @@ def write_probes(path: str, seed: int, lines: list[dict]) -> None:
 
 def main(argv):
     del argv
-    if _ROW.value not in results.ROWS:
-        raise SystemExit(f'error: unknown --row={_ROW.value}; rows: {", ".join(results.ROWS)}')
-    row = results.ROWS[_ROW.value]
+    if flags.FLAGS.row not in results.ROWS:
+        raise SystemExit(f'error: unknown --row={flags.FLAGS.row}; rows: {", ".join(results.ROWS)}')
+    row = results.ROWS[flags.FLAGS.row]
     try:
         marks = sorted({int(m) for m in _MARKS.value} if _MARKS.value
                        else {500_000, 1_000_000, *row.marks})
     except ValueError:
         raise SystemExit(f'error: --marks must be frames, got {_MARKS.value}') from None
-    seeds = row.seeds if _SEED.value is None else (_SEED.value,)
-    path = os.path.join(_RESULTS_DIR.value, row.name, 'probes.csv')
+    seeds = row.seeds if flags.FLAGS.seed is None else (flags.FLAGS.seed,)
+    path = os.path.join(flags.FLAGS.results_dir, row.name, 'probes.csv')
     for seed in seeds:
-        run_dir = row.run_dir(_RUN_ROOT.value, seed)
+        run_dir = row.run_dir(flags.FLAGS.run_root, seed)
         if not _PROBE_ONLY.value:
             train_keeping_checkpoints(row.name, seed, run_dir)
         lines = probe_marks(run_dir, marks, _STEPS.value)
