@@ -204,3 +204,34 @@ def test_a_game_reported_while_the_replay_server_is_down_is_dropped_not_raised(s
     assert episode_log.report_game(client, tables.EPISODE_STATS, 0, 0, 21.0, 400)
     server.stop()
     assert not episode_log.report_game(client, tables.EPISODE_STATS, 0, 0, -3.0, 400)
+
+
+def test_an_episode_longer_than_the_replay_takes_is_dropped_and_the_next_stored_whole():
+    """LASER's episode tables (`adders.SequenceAdder`, `episode_tables`): an episode of more
+    than `max_episode_steps` is not written, and the writer goes on to store the next episodes
+    whole, frame stacks included (it once raised Reverb's ValueError on the expired references
+    of the long episode; issue 61)."""
+    server = reverb.Server([reverb.Table.queue(tables.QUEUE, 1000),
+                            reverb.Table.queue(tables.REPLAY, 1000)])
+    client = reverb.Client(f'localhost:{server.port}')
+    adder = adders.SequenceAdder(client, {tables.QUEUE: adders.constant_priority()}, length=6,
+                                 period=5, chunk_length=5, stack=2, episode_tables=(tables.REPLAY,),
+                                 max_episode_steps=10)
+    lengths, n = (7, 40, 8, 1), 0      # the 40 steps too long; the last episode unfinished
+    for length in lengths:
+        for t in range(length):
+            older = 0 if t == 0 else n    # the frame stack: the last step's frame, or zeros
+            adder.add({'observation': np.array([older, n + 1], np.float32), 'n': np.int32(n),
+                       'first': t == 0})
+            n += 1
+    adder.close()
+    stored = []
+    while client.server_info()[tables.REPLAY].current_size:
+        item = next(client.sample(tables.REPLAY, 1, emit_timesteps=False))
+        data = dict(zip(sorted(['first', 'n', 'observation', steps.STACK_DEPTH]), item.data))
+        if len(data['n']) > 1:      # an episode, not one of its placeholders
+            stored.append(data)
+    server.stop()
+    assert [list(e['n']) for e in stored] == [list(range(7)), list(range(47, 55))]
+    # Each episode's observations: the frame before its first step, then its steps' frames.
+    np.testing.assert_array_equal(stored[1]['observation'][:, 0], np.arange(47, 56))

@@ -34,12 +34,14 @@ class EpisodeRefs:
         self._gathered = len(columns[0][1])
 
     def start(self, history) -> None:
-        """The next step appended starts a new episode."""
-        self.gather(history)
-        for path, refs in self._refs.items():
+        """The next step appended starts a new episode: the last one let go (written whole, or
+        too long to be and no longer gathered, its oldest references expired), but for the
+        observation column's `older` newest references."""
+        columns = _columns(history)
+        for path, column in columns:
             kept = self._older if _observation(path) else 0
-            self._refs[path] = refs[len(refs) - kept:] if kept else []
-        self._start = self._gathered
+            self._refs[path] = list(column[len(column) - kept:]) if kept else []
+        self._gathered = self._start = len(columns[0][1])
 
     def trajectory(self, history):
         """The episode under way, as an item's trajectory of every column but the core
