@@ -135,6 +135,15 @@ RELATIONS = (
     (('sequence_period', 'sequence_length'), lambda c: c.sequence_period <= c.sequence_length,
      lambda c: f'--config.sequence_period must be <= sequence_length={c.sequence_length}, got '
                f'{c.sequence_period}'),
+    # LASER's replay keeps whole episodes of up to replay_episode_frames // action_repeat + 1
+    # steps (agents/laser/builder.py): at least one unroll of T + 1.
+    (('replay_episode_frames', 'unroll_length', 'action_repeat'),
+     lambda c: c.replay_episode_frames >= c.unroll_length * c.action_repeat,
+     lambda c: f'--config.replay_episode_frames={c.replay_episode_frames} is shorter than one '
+               f'unroll ({c.unroll_length} steps x action_repeat {c.action_repeat} = '
+               f'{c.unroll_length * c.action_repeat} frames): the replay would keep only '
+               f'episodes shorter than an unroll; give it at least '
+               f'{c.unroll_length * c.action_repeat}'),
     # The learning rate is 0 from `anneal_frames` on (IMPALA table G.1's linear schedule),
     # unless a population adapts it unannealed.
     (('total_frames', 'anneal_frames'), lambda c: c.total_frames <= c.anneal_frames or (
