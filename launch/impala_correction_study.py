@@ -305,8 +305,7 @@ def study(argv, own: dict) -> None:
     check_plan(plan, experiment=own['experiment'], paper=own['paper'],
                preset=given['preset'].value, fields=configs.overrides(own['config']),
                target=target, role=given['role'].value, sweep=given['sweep'].value)
-    if os.environ.get(program.CHECK_ONLY):
-        print(f'the study\'s input is good (nothing run: {program.CHECK_ONLY} is set)')
+    if input_checks.check_only('launch.impala_correction_study'):
         return
     os.makedirs(run_dir, exist_ok=True)
     forwarded = forwarded_args(argv)

@@ -20,6 +20,7 @@ Each rule raises `ConfigError`, whose message is the line the user sees.
 """
 import copy
 import math
+import os
 from typing import Sequence
 
 from absl import flags
@@ -47,6 +48,17 @@ ROLE_FLAGS = {
     'ray_cpus': ('local',),
 }
 RAY_FLAGS = ('ray_address', 'ray_cpus')   # read by --launcher=ray only
+# Set in the environment, a program checks its input and stops there (tests of documented
+# commands and of bad input: tests/test_documented_commands.py, tests/test_bad_input.py).
+CHECK_ONLY = 'DISTRL_CHECK_ONLY'
+
+
+def check_only(program: str) -> bool:
+    """Whether `CHECK_ONLY` is set; if so, says that `program`'s input is good."""
+    if not os.environ.get(CHECK_ONLY):
+        return False
+    print(f'{program}: the input is good (nothing run: {CHECK_ONLY} is set)')
+    return True
 
 
 def positional(argv: Sequence[str]) -> None:

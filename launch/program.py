@@ -22,9 +22,6 @@ from launch import experiments
 from launch import input_checks
 
 ROLES = ('local', 'replay', 'learner', 'actor')
-# Set in the environment, a program checks its input and stops there (tests of documented
-# commands: tests/test_documented_commands.py).
-CHECK_ONLY = 'DISTRL_CHECK_ONLY'
 
 _PRESET = flags.DEFINE_string('preset', 'paper',
                               'paper: the paper settings; quick: a demo for a small machine; '
@@ -132,8 +129,7 @@ def main(*, module: str, experiment: experiments.Experiment, paper, config_flag,
                                sweep=_SWEEP.value)
     except configs.ConfigError as e:
         _exit(e, 2)
-    if os.environ.get(CHECK_ONLY):
-        print(f'{module}: the input is good (nothing run: {CHECK_ONLY} is set)')
+    if input_checks.check_only(module):
         return
     # pylint: disable=import-outside-toplevel  (TensorFlow and Reverb: once the input is good)
     from agents.core import learner as learner_lib
