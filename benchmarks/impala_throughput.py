@@ -64,6 +64,7 @@ from absl import app
 from absl import flags
 
 from benchmarks import run_account
+from benchmarks import runs
 
 _AGENT = flags.DEFINE_enum('agent', 'impala', ['impala', 'laser', 'reactor'],
                            'Whose local run: IMPALA, or with --account the learner-bound LASER '
@@ -381,10 +382,9 @@ def flag_problem() -> str | None:
     if _AGENT.value != 'impala' and not _ACCOUNT.value:
         return f'--agent={_AGENT.value} is for --account'
     for flag, zero in ((_SECONDS, False), (_WINDOW_S, False), (_WARMUP_S, True)):
-        value = flag.value
-        if not (math.isfinite(value) and (value >= 0 if zero else value > 0)):
-            return (f'--{flag.name} must be a finite number of seconds {">=" if zero else ">"} '
-                    f'0, got {value}')
+        problem = runs.seconds_problem(flag, zero)
+        if problem:
+            return problem
     for flag in (_ENVS_PER_ACTOR, _NUM_ACTORS):
         if flag.value is not None and flag.value < 1:
             return f'--{flag.name} must be >= 1, got {flag.value}'
@@ -409,11 +409,7 @@ def flag_problem() -> str | None:
         spec.check(config)    # the game, as the run's program checks it
     except input_checks.ConfigError as e:
         return str(e)
-    frames, counted = spec.first_update_frames(config)
-    if _FRAMES.value < frames:
-        return (f'--frames={_FRAMES.value} ends before the run\'s first update ({counted} = '
-                f'{frames} frames): raise it')
-    return None
+    return runs.budget_problem(_FRAMES.value, spec, config)
 
 
 def main(argv):

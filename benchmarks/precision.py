@@ -19,6 +19,7 @@ bfloat16 units, then one line per agent: `agent=`, `learner_ratio=`, `acting_rat
 precisions (XLA on the CPU was 2.8-7x slower in float32: benchmarks/README.md).
 """
 import dataclasses
+import difflib
 import json
 import os
 import subprocess
@@ -30,6 +31,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from agents.core.config_checks import ConfigError
 from benchmarks import runs
 from launch import processor
 
@@ -153,10 +155,44 @@ def _run_part(part: str, name: str) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _frames(name: str) -> int:
+    """(end to end): the frames of each run of agent `name`."""
+    return AGENTS[name].frames if _FRAMES.value is None else _FRAMES.value
+
+
+def flag_problem() -> str | None:
+    """What makes the flags unusable, in one line; None if nothing. Checked before any part
+    or run starts and before TensorFlow is imported."""
+    unknown = [name for name in _AGENTS.value if name not in AGENTS]
+    if unknown or not _AGENTS.value:
+        near = difflib.get_close_matches(unknown[0], AGENTS, n=1) if unknown else []
+        return (f'--agents names {f"{unknown[0]!r}, not an agent" if unknown else "no agent"}: '
+                f'{f"did you mean {near[0]}? " if near else ""}choose among '
+                f'{", ".join(AGENTS)}')
+    if _ROUNDS.value < 1:
+        return f'--rounds must be >= 1 (windows of each precision), got {_ROUNDS.value}'
+    if _FRAMES.value is not None and not _END_TO_END.value:
+        return '--frames sets the end-to-end runs, which --noend_to_end leaves out: drop one'
+    problem = runs.seconds_problem(_SECONDS)
+    if problem:
+        return problem
+    for name in _AGENTS.value:
+        experiment, config = _config(name, 'float32')
+        try:
+            experiment.check(config)    # the game or task, as the run's program checks it
+        except ConfigError as e:
+            return str(e)
+        problem = _END_TO_END.value and runs.budget_problem(_frames(name), experiment, config,
+                                                            name)
+        if problem:
+            return problem
+    return None
+
+
 def end_to_end(name: str) -> dict:
     """(end to end): {precision: frames/s} of a local run in each, float32 first."""
     experiment, _ = _config(name, 'float32')
-    frames = _FRAMES.value or AGENTS[name].frames
+    frames = _frames(name)
     rates = {}
     with tempfile.TemporaryDirectory(prefix='precision_') as root:
         for precision in PRECISIONS:
@@ -186,9 +222,10 @@ def _rates(rates: dict | None) -> str:
 
 def main(argv):
     del argv
-    unknown = sorted(set(_AGENTS.value) - set(AGENTS))
-    if unknown:
-        raise app.UsageError(f'unknown --agents {unknown}; known: {", ".join(AGENTS)}')
+    problem = flag_problem()
+    if problem:
+        print(f'error: {problem}', file=sys.stderr)
+        sys.exit(2)
     if _PART.value:
         part = part_learner if _PART.value == 'learner' else part_acting
         print(json.dumps(part(_AGENTS.value[0])), flush=True)

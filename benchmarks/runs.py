@@ -1,5 +1,6 @@
 """Running launch programs from benchmarks and reading their figures back."""
 import csv
+import math
 import subprocess
 
 
@@ -31,3 +32,23 @@ def training_time(learner_rows, pause_s: float = 60.0) -> tuple[float, int]:
             seconds += gap
             frames += int(after['frames']) - int(before['frames'])
     return seconds, frames
+
+
+def seconds_problem(flag, zero_allowed: bool = False) -> str | None:
+    """The one line refusing absl `flag` unless it is a finite number of seconds > 0 (>= 0
+    if `zero_allowed`); None if it is."""
+    value = flag.value
+    if math.isfinite(value) and (value >= 0 if zero_allowed else value > 0):
+        return None
+    return (f'--{flag.name} must be a finite number of seconds {">=" if zero_allowed else ">"} '
+            f'0, got {value}')
+
+
+def budget_problem(frames: int, experiment, config, run: str = 'the run') -> str | None:
+    """The one line refusing `--frames` that end `run`, of `config` (of `experiment`,
+    launch/experiments.py), before its first update; None if they do not."""
+    needed, counted = experiment.first_update_frames(config)
+    if frames >= needed:
+        return None
+    return (f'--frames={frames} ends before {run}\'s first update ({counted} = {needed} '
+            f'frames): raise it')
