@@ -30,6 +30,7 @@ from absl import flags
 from benchmarks import results_table
 from benchmarks import runs as benchmark_runs
 from launch import configs
+from launch import input_checks
 from paper_tables import plots
 from paper_tables import runs
 
@@ -44,6 +45,12 @@ _README = flags.DEFINE_string('readme', 'README.md', 'The README whose Results t
                               'rewrites (the headline rows at their marks).')
 _SEED = flags.DEFINE_integer('seed', None, 'Train and collect this seed of the row only '
                              '(default: each of the row\'s seeds in turn).')
+
+# One action per command: the flags each reads ('train': --row alone).
+_READS = {'train': ('row', 'seed', 'run_root', 'results_dir'),
+          'collect': ('row', 'collect', 'seed', 'run_root', 'results_dir'),
+          'plot_only': ('row', 'plot_only', 'results_dir'),
+          'table': ('table', 'results_dir', 'readme')}
 
 SITTINGS = 'sittings.jsonl'   # RUN_DIR/: a line per sitting of training, with its commit
 # Config fields about logging, not about what is trained, left out of the changes.
@@ -176,7 +183,7 @@ _WALKER_500K = dict(marks=_DPG_MARKS, target=Target(500_000, 0.95 * 968), publis
 _APEX_10M = dict(marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_RLLIB_APEX,
                  statistic='least_exploring_third')
 _UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
-_REPLAY_100K = '--config.replay_capacity=100000'   # Ape-X DQN's quick preset before RLlib's 1M
+_REPLAY_100K = '--config.replay_capacity=100000'   # Ape-X DQN's quick preset before its 1M
 _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before it annealed at 5M
 # Issue 57's candidates for the LSTM's collapse: one change from `laser_breakout` each, its first
 # 2M frames (the 5M-frame schedule), three seeds, probed at their checkpoints
@@ -510,28 +517,74 @@ def plot(row, results_dir):
         (threshold, f'target: {text}') if threshold is not None else None, x_label)
 
 
+def _not_a_directory(path) -> str | None:
+    """The nearest of `path` and its parents that exists, if it is not a directory."""
+    existing = os.path.abspath(path)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    return None if os.path.isdir(existing) else existing
+
+
+def flag_problem() -> str | None:
+    """What makes the flags unusable, in one line; None if nothing: one action per command
+    (`_READS`), a flag it does not read, a row that does not exist, or a path it cannot read
+    or write. Checked before anything is trained or written."""
+    given = flags.FLAGS
+    actions = [a for a in ('collect', 'plot_only', 'table') if given[a].value] or (
+        ['train'] if _ROW.value else [])
+    if len(actions) != 1:
+        return (f'--{actions[0]} and --{actions[1]} are two actions: give one per command'
+                if actions else 'name a --row (to train it, --collect or --plot_only), or --table')
+    action = actions[0]
+    label = '--row alone (training)' if action == 'train' else f'--{action}'
+    for name in ('row', 'seed', 'run_root', 'readme'):
+        if given[name].present and name not in _READS[action]:
+            return f'--{name} is not read by {label}: leave it out (one action per command)'
+    if action == 'table':
+        if not os.path.isdir(_RESULTS_DIR.value):
+            return (f"--results_dir={_RESULTS_DIR.value} is not a directory: name the one "
+                    f"holding the rows' folders (results/ in a checkout)")
+        for flag, readme in (('results_dir', os.path.join(_RESULTS_DIR.value, 'README.md')),
+                             ('readme', _README.value)):
+            problem = results_table.section_problem(readme)
+            if problem:
+                return f'--{flag}: {problem}'
+        return None
+    if not _ROW.value:
+        return f'--{action} needs a --row'
+    if _ROW.value not in ROWS:
+        return f'unknown --row={_ROW.value}; rows: {", ".join(ROWS)}'
+    for flag in (_RUN_ROOT, _RESULTS_DIR):
+        found = action != 'plot_only' and _not_a_directory(flag.value)
+        if found:
+            return (f'--{flag.name}={flag.value}: {found} is not a directory; name one (it is '
+                    f'made if missing)')
+    return None
+
+
 def main(argv):
     del argv
-    if not (_ROW.value or _TABLE.value):
-        raise SystemExit('error: name a --row, or --table')
-    if _ROW.value:
-        if _ROW.value not in ROWS:
-            raise SystemExit(f'error: unknown --row={_ROW.value}; rows: {", ".join(ROWS)}')
-        row = ROWS[_ROW.value]
-        seeds = row.seeds if _SEED.value is None else (_SEED.value,)
-        if not _PLOT_ONLY.value:
-            if not _COLLECT.value:
-                for seed in seeds:
-                    train(row, row.run_dir(_RUN_ROOT.value, seed), seed)
-            for seed in seeds:
-                collect(row, row.run_dir(_RUN_ROOT.value, seed), seed,
-                        os.path.join(_RESULTS_DIR.value, row.name))
-        plot(row, _RESULTS_DIR.value)
+    problem = flag_problem()
+    if problem:
+        raise SystemExit(f'error: {problem}')
+    if input_checks.check_only('benchmarks.results'):
+        return
     if _TABLE.value:
         rows = list(ROWS.values())
         results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),
                               results_table.section(rows, SOURCES, _RESULTS_DIR.value))
         results_table.rewrite(_README.value, results_table.summary(rows, _RESULTS_DIR.value))
+        return
+    row = ROWS[_ROW.value]
+    seeds = row.seeds if _SEED.value is None else (_SEED.value,)
+    if not _PLOT_ONLY.value:
+        if not _COLLECT.value:
+            for seed in seeds:
+                train(row, row.run_dir(_RUN_ROOT.value, seed), seed)
+        for seed in seeds:
+            collect(row, row.run_dir(_RUN_ROOT.value, seed), seed,
+                    os.path.join(_RESULTS_DIR.value, row.name))
+    plot(row, _RESULTS_DIR.value)
 
 
 if __name__ == '__main__':

@@ -292,13 +292,26 @@ def summary(rows, results_dir):
     return '\n'.join(lines + ['', END])
 
 
+def section_problem(readme) -> str | None:
+    """Why `rewrite` cannot replace the generated part of `readme`, in one line; None if it
+    can."""
+    if not os.path.isfile(readme):
+        return f'{readme} is not a file: name a README holding the generated table'
+    with open(readme) as f:
+        content = f.read()
+    if BEGIN not in content or END not in content:
+        return f'{readme}: no generated section (the lines {BEGIN} and {END})'
+    return None
+
+
 def rewrite(readme, text):
     """Replaces the part of `readme` between BEGIN and END (the markers included) by `text`."""
+    problem = section_problem(readme)
+    if problem:
+        raise SystemExit(f'error: {problem}')
     with open(readme) as f:
         content = f.read()
     start, end = content.find(BEGIN), content.find(END)
-    if start < 0 or end < 0:
-        raise SystemExit(f'{readme}: no generated section (the lines {BEGIN} and {END})')
     with open(readme, 'w') as f:
         f.write(content[:start] + text + content[end + len(END):])
 
