@@ -3,13 +3,17 @@
 resume rule, and a run's config.json read back field for field."""
 import dataclasses
 import glob
+import importlib
 import json
 import os
+import re
 import shutil
 
 import pytest
 
 from agents.core import config_checks
+from agents.core import environment_config
+from agents.core import population
 from agents.core import runtime_config
 from agents.core import typed_config
 from agents.core.config_checks import ConfigError
@@ -66,6 +70,43 @@ def test_every_field_of_every_experiment_says_where_its_value_comes_from(name):
     config_class = experiments.get(name).paper_config
     for field in config_class.__dataclass_fields__:
         assert config_class.about(field).cite.strip(), (name, field)
+
+
+# Each agent's config module and its paper, as citations name it.
+_PAPERS = {'agents.impala.config': 'IMPALA', 'agents.laser.config': 'LASER',
+           'agents.apex.config': 'Ape-X', 'agents.reactor.config': 'Reactor'}
+# The sections any paper's experiment may take.
+_SHARED = (environment_config, population, runtime_config)
+# A citation of a part of a paper.
+_A_PART = re.compile(r'\b(?:sec|app|fig|figs|eq)\.|\b(?:table|appendix|figure|remark)\b', re.I)
+
+
+def _declared_by(config_class, field):
+    """The class of the agents' or the shared config modules that declares `field` as
+    `config_class` has it (its metadata, taken whole by `typed_config.sections`)."""
+    about = config_class.about(field)
+    modules = [importlib.import_module(name) for name in _PAPERS] + list(_SHARED)
+    return next(found for module in modules for found in vars(module).values()
+                if isinstance(found, type) and issubclass(found, typed_config.Config)
+                and field in vars(found).get('__annotations__', {})
+                and found.about(field) is about)
+
+
+@pytest.mark.parametrize('name', experiments.NAMES)
+def test_every_inherited_field_names_the_paper_it_cites(name):
+    """A field an experiment takes from another paper's section names that paper (LASER's
+    V-trace truncations cite IMPALA sec. 5.2.2, not a LASER sec. 5.2.2); one from a section
+    every paper may take names the paper of the part it cites."""
+    config_class = experiments.get(name).paper_config
+    own = _PAPERS[config_class.__module__]
+    for field in config_class.__dataclass_fields__:
+        cite = config_class.about(field).cite
+        paper = _PAPERS.get(_declared_by(config_class, field).__module__)
+        if paper is None:
+            assert not _A_PART.search(cite) or re.search(
+                '|'.join([*_PAPERS.values(), 'DQN']), cite), (name, field, cite)
+        elif paper != own:
+            assert paper in cite, (name, field, cite)
 
 
 def test_a_saved_field_the_experiment_does_not_have_is_one_line(tmp_path):

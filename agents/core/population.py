@@ -26,25 +26,28 @@ class Population(typed_config.Config):
     the runtime's `pbt_population` (agents/core/runtime_config.py)."""
     pbt_adapted: str = setting(dataclasses.MISSING, 'the hyperparameters PBT adapts, joined by '
                                                     'commas: each experiment names its own')
-    pbt_burn_in_frames: int = setting(20_000_000, 'app. F: "burn-in period of 20 million '
-                                                  'frames"',
+    pbt_burn_in_frames: int = setting(20_000_000, 'IMPALA app. F: "burn-in period of 20 '
+                                                  'million frames"',
                                       checks.Rule(checks.NON_NEGATIVE,
                                                   'frames before the first comparison'))
-    pbt_fitness_episodes: int = setting(5_000, 'app. F: "after collecting 5,000 episode '
-                                               'rewards in total"',
+    pbt_fitness_episodes: int = setting(5_000, 'IMPALA app. F: "after collecting 5,000 '
+                                               'episode rewards in total"',
                                         checks.Rule(checks.COUNT,
                                                     'the games a fitness is measured on'))
-    pbt_copy_threshold: float = setting(0.05, 'app. F: "more than an absolute 5% higher"',
+    pbt_copy_threshold: float = setting(0.05, 'IMPALA app. F: "more than an absolute 5% '
+                                              'higher"',
                                         checks.Rule(checks.FINITE, 'a score difference; < 0 '
                                                                    'copies from worse members '
                                                                    'too'))
-    pbt_perturb_probability: float = setting(0.33, 'app. F: "permuted with 33% probability"')
-    pbt_perturb_factor: float = setting(1.2, 'app. F: "multiplying with either 1.2 or 1/1.2"',
+    pbt_perturb_probability: float = setting(0.33, 'IMPALA app. F: "permuted with 33% '
+                                                   'probability"')
+    pbt_perturb_factor: float = setting(1.2, 'IMPALA app. F: "multiplying with either 1.2 '
+                                             'or 1/1.2"',
                                         checks.Rule(checks.Range(1), 'a factor up (and its '
                                                                      'inverse down)'))
-    pbt_anneal_learning_rate: bool = setting(False, "not stated; figure F.1's learning rates "
-                                                    "move by PBT alone, so PBT's schedule "
-                                                    "replaces the annealing")
+    pbt_anneal_learning_rate: bool = setting(False, "not stated; IMPALA figure F.1's learning "
+                                                    "rates move by PBT alone, so PBT's "
+                                                    "schedule replaces the annealing")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,46 +18,47 @@ from environments import settings
 
 @typed_config.config
 class UnrollNetwork(typed_config.Config):
-    """Figure 3's networks (LASER's too, sec. 5.1)."""
-    torso: str = setting('shallow', "sec. 5.3.2 / table 4 report 'shallow' and 'deep' experts",
-                         ('shallow', 'deep'), fixed_on_resume=True)
-    core: str = setting('feed_forward', "sec. 5.3.2: Atari experts have no LSTM; 'lstm' is "
-                                        "figure 3's core fed the last action and clipped reward",
-                        ('feed_forward', 'lstm'), fixed_on_resume=True)
-    channel_multiplier: int = setting(1, "figure 3's channels (LASER widens them 4x)",
+    """Figure 3's networks (LASER's too, sec. 5.1): its citations name IMPALA, which LASER's
+    configs take them from."""
+    torso: str = setting('shallow', "IMPALA sec. 5.3.2 / table 4 report 'shallow' and 'deep' "
+                                    "experts", ('shallow', 'deep'), fixed_on_resume=True)
+    core: str = setting('feed_forward', "IMPALA sec. 5.3.2: Atari experts have no LSTM; 'lstm' "
+                                        "is figure 3's core fed the last action and clipped "
+                                        "reward", ('feed_forward', 'lstm'), fixed_on_resume=True)
+    channel_multiplier: int = setting(1, "IMPALA figure 3's channels (LASER widens them 4x)",
                                       checks.Rule(checks.COUNT, 'a width factor'),
                                       fixed_on_resume=True)
 
 
 @typed_config.config
 class VTrace(typed_config.Config):
-    """V-trace's truncations (sec. 4; LASER's too, sec. 2.3)."""
-    clip_rho_threshold: float = setting(1.0, 'sec. 5.2.2: rho-bar = 1')
-    clip_c_threshold: float = setting(1.0, 'sec. 5.2.2: c-bar = 1')
-    clip_pg_rho_threshold: float = setting(1.0, 'sec. 4.2 policy gradient uses rho_s (clipped '
-                                                'at rho-bar)')
-    vtrace_lambda: float = setting(1.0, 'sec. 4, remark 2: lambda = 1 unless stated')
+    """V-trace's truncations (sec. 4; LASER's too, sec. 2.3): its citations name IMPALA."""
+    clip_rho_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: rho-bar = 1')
+    clip_c_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: c-bar = 1')
+    clip_pg_rho_threshold: float = setting(1.0, 'IMPALA sec. 4.2: the policy gradient uses rho_s '
+                                                '(clipped at rho-bar)')
+    vtrace_lambda: float = setting(1.0, 'IMPALA sec. 4, remark 2: lambda = 1 unless stated')
 
 
 @typed_config.config
 class RMSProp(typed_config.Config):
     """Table G.1's optimizer (LASER's too, not stated there), its learning rate annealed
-    linearly to 0 over `anneal_frames`."""
-    learning_rate: float = setting(6e-4, 'table G.1, annealed linearly to 0 over anneal_frames',
-                                   checks.STEP_SIZE)
-    rmsprop_decay: float = setting(0.99, "not in the paper; the authors' scalable_agent default",
-                                   checks.DECAY)
-    rmsprop_momentum: float = setting(0.0, 'table G.1', checks.DECAY)
-    rmsprop_epsilon: float = setting(0.01, 'table G.1 (TF1 RMSProp: inside the square root)',
-                                     checks.OPTIMIZER_OFFSET)
-    rmsprop_form: str = setting('tf1', "not stated; the authors' TF1 RMSProp (scalable_agent). "
-                                       "'pytorch' (PolyBeast's) only for results/README.md's "
-                                       "study", choices.RMSPROP_FORMS)
-    max_grad_norm: float = setting(40.0, 'table G.1: clip global gradient norm',
+    linearly to 0 over `anneal_frames`: its citations name IMPALA."""
+    learning_rate: float = setting(6e-4, 'IMPALA table G.1, annealed linearly to 0 over '
+                                         'anneal_frames', checks.STEP_SIZE)
+    rmsprop_decay: float = setting(0.99, "not in IMPALA's paper; its authors' scalable_agent "
+                                         "default", checks.DECAY)
+    rmsprop_momentum: float = setting(0.0, 'IMPALA table G.1', checks.DECAY)
+    rmsprop_epsilon: float = setting(0.01, 'IMPALA table G.1 (TF1 RMSProp: inside the square '
+                                           'root)', checks.OPTIMIZER_OFFSET)
+    rmsprop_form: str = setting('tf1', "not stated; IMPALA's authors' TF1 RMSProp "
+                                       "(scalable_agent). 'pytorch' (PolyBeast's) only for "
+                                       "results/README.md's study", choices.RMSPROP_FORMS)
+    max_grad_norm: float = setting(40.0, 'IMPALA table G.1: clip global gradient norm',
                                    checks.CLIP_OR_NONE)
-    total_frames: int = setting(200_000_000, 'sec. 5.3.2: experts trained for 200M frames',
-                                checks.BUDGET)
-    anneal_frames: int = setting(200_000_000, 'table G.1: "Anneal linearly to 0" over the '
+    total_frames: int = setting(200_000_000, 'IMPALA sec. 5.3.2: experts trained for 200M '
+                                             'frames', checks.BUDGET)
+    anneal_frames: int = setting(200_000_000, 'IMPALA table G.1: "Anneal linearly to 0" over the '
                                               "training's frames; a run stopped earlier "
                                               '(total_frames, the budget) keeps this schedule',
                                  checks.ANNEALING)
@@ -236,7 +237,8 @@ class ImpalaDmLab30(typed_config.sections(*_IMPALA, environment_config.DmLab)):
                                                             "figure D.1's 0.3 min(tanh r, 0) + 5 "
                                                             "max(tanh r, 0)")
     unroll_length: int = setting(100, 'table D.3 (n)')
-    batch_size: int = setting(32, 'table 1: "batch size 32 if not otherwise mentioned"')
+    batch_size: int = setting(32, 'not stated for the learning runs; table 1\'s caption, of the '
+                                  'throughput runs: "batch size 32 if not otherwise mentioned"')
     discount: float = setting(0.99, 'table D.3')
     baseline_cost: float = setting(0.5, 'table D.3')
     rmsprop_momentum: float = setting(0.0, 'table D.3')
