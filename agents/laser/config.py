@@ -62,7 +62,7 @@ class LaserLearning(typed_config.Config):
                                   "actors and it", fixed_on_resume=True)
 
 
-# IMPALA's sections (their citations IMPALA's paper): the network, V-trace's truncations
+# IMPALA's sections (their citations name IMPALA's paper): the network, V-trace's truncations
 # (LASER sec. 2.3: "typically chosen rho-bar = c-bar = 1") and the optimizer, none of whose
 # values LASER states for Atari but those redeclared below.
 _LASER = (impala_config.UnrollNetwork, impala_config.VTrace, impala_config.RMSProp,
@@ -89,6 +89,8 @@ class LaserAtari(typed_config.sections(*_LASER, environment_config.Atari)):
                                 "(app. A.2); 'feed_forward' (IMPALA's Atari experts' net, sec. "
                                 '5.3.2): the small-machine option')
     noop_max: int = setting(37, 'app. C: random no-ops at the start, "up to 37 in our case"')
+    max_episode_frames: int = setting(108_000, 'app. C: "episodes are terminated after 30 '
+                                               'minutes of gameplay" (at 60 frames/s)')
     learning_rate: float = setting(6e-4, 'sec. 5.1: the middle of the sweep {3e-4, 6e-4, '
                                          '1.2e-3}; annealed to 0 as IMPALA table G.1 (not '
                                          'stated)')
@@ -113,7 +115,10 @@ class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environ
     PopArt, PixelControl and the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
     """
     experiment: str = setting('laser_dmlab30', 'launch/experiments.py')
-    tasks: str = setting('dmlab30', _IMPALA_DMLAB30.about('tasks').cite, fixed_on_resume=True)
+    tasks: str = setting('dmlab30', 'sec. 5.1: "the multi-task suite DMLab-30 (Espeholt et al., '
+                                    '2018)": IMPALA sec. 5.3.1\'s 30 levels of its appendix B, '
+                                    'trained on the _train variants of the two train/test pairs',
+                         fixed_on_resume=True)
     torso: str = setting('deep', "not stated for DMLab-30; IMPALA's DMLab-30 network (IMPALA "
                                  "table 3)")
     core: str = setting('lstm', 'figure 3 of IMPALA: LSTM 256 fed the last action and reward '
@@ -170,9 +175,10 @@ def quick(c):
     The epsilon: IMPALA's quick preset's 1e-5 makes the LSTM collapse on Breakout (the torso's
     few live units grow to ~30, the LSTM's cells saturate and its output stops depending on the
     frame: a uniform policy through 2M frames), 1e-3 does not (benchmarks/README.md, "Why the
-    recurrent agent stayed at random play"); the paper's 0.01 left IMPALA's feed-forward net
-    uniform for 2.5M frames (agents/impala/config.py, `quick`), and here keeps the LSTM's cells
-    bounded but the network near random play through 2M frames, and 3e-3 keeps them bounded in
+    recurrent agent stayed at random play"); the paper config's 0.01 (IMPALA table G.1's; LASER
+    states none for Atari) left IMPALA's feed-forward net uniform for 2.5M frames
+    (agents/impala/config.py, `quick`), and here keeps the LSTM's cells bounded but the
+    network near random play through 2M frames, and 3e-3 keeps them bounded in
     three runs that reach 5.9-11.6 at 5M, where the 1e-3 runs that escape reach 15.3-24.2
     (results/README.md, `laser_breakout`).
 
