@@ -78,6 +78,14 @@ class ApexDQNAtari(typed_config.sections(ApexReplay, runtime_config.Runtime,
     game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
     max_episode_frames: int = setting(50_000, 'sec. 4.1: training episodes limited to 50,000 '
                                               'frames')
+    # Appendix C's "standard transformations introduced by DQN" (docs/paper_notes.md).
+    action_repeat: int = setting(4, 'sec. 4.1: "a fixed action repeat of 4"; app. C: '
+                                    '"repeating actions 4 times"')
+    frame_stack: int = setting(4, 'app. C: "frame stacking", DQN\'s 4 frames')
+    screen_size: int = setting(84, 'app. C: "greyscaling", DQN\'s 84x84 frames')
+    reward_clip: float = setting(1.0, 'app. C: "clipping rewards" to [-1, 1]')
+    life_loss_ends_episode: bool = setting(True, "not stated; DQN's training episodes end at a "
+                                                 "lost life (docs/fidelity.md)")
     replay_capacity: int = setting(2_000_000, 'sec. 4.1: soft limit 2M, FIFO removal')
     epsilon: float = setting(0.4, 'sec. 4.1: epsilon_i = epsilon^(1 + alpha i / (N-1))',
                              checks.Rule(checks.UNIT, 'the probability of a random action'))
@@ -149,9 +157,11 @@ def _quick(c, **values):
 # a batch of 32 every 4 steps); DPG's 32 is Acme D4PG's default `samples_per_insert`. DPG's keeps
 # appendix D's networks, the paper's: with Acme D4PG's (`--config.network=d4pg`) walker walk is
 # ahead of D4PG's curve (`apex_dpg_walker_walk_d4pg_network`), a difference of agents, not of
-# machines. DQN's replay holds RLlib Ape-X's 1M transitions (`atari-apex.yaml`, buffer_size; the
-# paper's 2M): 100k held only the last 400k frames, and Breakout fell from 27 at 5M to 19 at 10M
-# where 1M went on rising (`apex_dqn_breakout_replay100k`); 4.8 GB of replay server memory.
+# machines. DQN's replay holds 1M transitions, the size sec. 5 "kept ... fixed at 1 million
+# transitions" in its actor-scaling runs (the main runs': 2M, sec. 4.1), and RLlib Ape-X's
+# (`atari-apex.yaml`, buffer_size): 100k held only the last 400k frames, and Breakout fell from
+# 27 at 5M to 19 at 10M where 1M went on rising (`apex_dqn_breakout_replay100k`); 4.8 GB of
+# replay server memory.
 quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
                               envs_per_actor=8, samples_per_insert=8.0,
                               replay_capacity=1_000_000)

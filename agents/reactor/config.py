@@ -35,6 +35,13 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
     game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
     frame_stack: int = setting(1, 'table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1 replaces frame '
                                   'stacking with the LSTMs')
+    action_repeat: int = setting(4, 'sec. 4.1: "the same pre-processing pipeline including 4 '
+                                    'action repeats ... as in the original DQN paper"')
+    screen_size: int = setting(84, 'table 3: Conv 1 input [84, 84, 1]')
+    reward_clip: float = setting(1.0, "sec. 4.1: DQN's pre-processing pipeline; the clipping to "
+                                      "[-1, 1] is DQN's, not stated")
+    life_loss_ends_episode: bool = setting(True, "not stated; DQN's training episodes end at a "
+                                                 "lost life (docs/fidelity.md)")
 
     # Network (table 3, appendix 6.4).
     num_atoms: int = setting(51, 'not stated ("#bins"); C51\'s, which Reactor extends',
