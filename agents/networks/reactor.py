@@ -22,8 +22,9 @@ Reading decisions:
   shared linear layer which is connected to a shared convolutional neural network"), so the
   policy LSTM reads tf.stop_gradient of the shared features: neither the convolutions nor the
   shared linear layer get gradients from the policy.
-- Precision: the torso computes in the network's `precision`; the LSTMs and the heads' output
-  layers in float32 (agents/networks/layers.py).
+- Precision: the torso computes in the network's `precision`; the LSTMs, and the heads after
+  them (their hidden layers too: a layer computes in its input's dtype, here the LSTMs'
+  float32 output), in float32 (agents/networks/layers.py).
 - Uniform mixing: "The value of eps = 0.01 is the minimum probability of choosing a random
   action and it is hard-coded into the policy network" (app. 6.4); Table 3's last policy row is
   x (1 - eps) + eps / #actions.
