@@ -16,7 +16,8 @@ windows of `--seconds` each, so that a load on the machine falls on both alike; 
 in its own process, so that its thread settings hold. A header names the processor and its
 bfloat16 units, then one line per agent: `agent=`, `learner_ratio=`, `acting_ratio=`,
 `end_to_end_ratio=` (bfloat16 / float32) and the rates. `--jit`: the update with XLA in both
-precisions (XLA on the CPU was 2.8-7x slower in float32: benchmarks/README.md).
+precisions (XLA on the CPU was 2.8-7x slower in float32: benchmarks/README.md). A flag that
+cannot work is refused in one line before anything runs (`flag_problem`).
 """
 import dataclasses
 import difflib

@@ -9,7 +9,9 @@ regenerate each, and the table of results/README.md generated from the folders.
 A row trains in RUN_ROOT/<row> (--run_root, default runs/results); re-running resumes it. Its
 folder holds episodes.csv and config.json (copied from the run), evaluation.csv (when the run
 ended with an evaluation), run.json (command, commit, date, frames, training time, frames/s,
-changes from the paper's config) and curve.png.
+changes from the paper's config) and curve.png. One action per command: a mix of them, a flag
+the action does not read, an unknown row or a path it cannot use is refused in one line before
+anything is trained or written.
 """
 import csv
 import dataclasses
