@@ -183,10 +183,10 @@ def flag_problem() -> str | None:
             experiment.check(config)    # the game or task, as the run's program checks it
         except ConfigError as e:
             return str(e)
-        problem = _END_TO_END.value and runs.budget_problem(_frames(name), experiment, config,
-                                                            name)
-        if problem:
-            return problem
+        if _END_TO_END.value:
+            problem = runs.budget_problem(_frames(name), experiment, config, name)
+            if problem:
+                return problem
     return None
 
 
