@@ -478,9 +478,10 @@ def collect(row, run_dir, seed, folder):
         f.write('\n')
 
 
-def plot(row, results_dir):
-    """RESULTS_DIR/<row>/curve.png from the row's folder (and those its target refers to):
-    each seed's score by the row's statistic, their mean, and the published points."""
+def _panel(row, results_dir):
+    """curve_with_points' arguments (but the path) for `row`, from its folder (and those its
+    target refers to): each seed's score by the row's statistic, their mean, and the published
+    points."""
     folders = results_table.read_folders(
         [row, *(ROWS[name] for name in row.target.relative_to)], results_dir)
     folder = folders[row.name]
@@ -495,19 +496,31 @@ def plot(row, results_dir):
     lines = []
     for seed, games in sorted(folder.games.items()):
         frames, scores, _ = results_table.curve(games, row.statistic, folder.config)
-        lines.append((f'ours, seed {seed}', frames, scores, 1.0 if len(folder.games) > 1 else 2))
+        lines.append((f'ours, seed {seed}', frames, scores, False))
     if len(folder.games) > 1:
         grid = np.linspace(0, min(folder.frames(s) for s in folder.games), 200)[1:]
         mean = [results_table.score_at(folder, f) for f in grid]
-        lines.append((f'ours, mean of {len(folder.games)} seeds', grid, mean, 2.5))
+        lines.append((f'ours, mean of {len(folder.games)} seeds', grid, mean, True))
     repeat = folder.config['action_repeat']
     x_label = ('environment steps (no action repeat)' if repeat == 1
                else f'emulator frames ({repeat} per agent step)')
-    plots.curve_with_points(
-        os.path.join(results_dir, row.name, 'curve.png'),
-        f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))}, '
-        f'{row.preset} preset; statistic: {row.statistic.replace("_", " ")}', lines, points,
-        (threshold, f'target: {text}') if threshold is not None else None, x_label)
+    title = (f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))},'
+             f' {row.preset} preset; statistic: {row.statistic.replace("_", " ")}')
+    return dict(title=title, lines=lines, points=points, x_label=x_label,
+                threshold=(threshold, f'target: {text}') if threshold is not None else None)
+
+
+def plot(row, results_dir):
+    """RESULTS_DIR/<row>/curve.png: the row's panel (_panel)."""
+    plots.curve_with_points(os.path.join(results_dir, row.name, 'curve.png'),
+                            **_panel(row, results_dir))
+
+
+def plot_headline(rows, results_dir):
+    """RESULTS_DIR/HEADLINE_CURVES: the panel of every headline row with a folder."""
+    panels = [_panel(row, results_dir) for row in rows if not row.experiment
+              and os.path.exists(os.path.join(results_dir, row.name, 'run.json'))]
+    plots.curve_grid(os.path.join(results_dir, results_table.HEADLINE_CURVES), panels)
 
 
 def main(argv):
@@ -532,6 +545,7 @@ def main(argv):
         results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),
                               results_table.section(rows, SOURCES, _RESULTS_DIR.value))
         results_table.rewrite(_README.value, results_table.summary(rows, _RESULTS_DIR.value))
+        plot_headline(rows, _RESULTS_DIR.value)
 
 
 if __name__ == '__main__':
