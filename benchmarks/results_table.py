@@ -6,6 +6,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+import shlex
 from typing import Mapping
 
 import numpy as np
@@ -20,13 +22,18 @@ LEVEL_FRACTION = 0.05   # a score within 5% of the target's size is level with i
 EPISODE_COLUMNS = ('seed', 'frames', 'episode_return')
 LAST = plots.SMOOTHING_EPISODES   # games in a training-return mean
 WINDOW = 0.05           # D4PG's points: the games ending within +-5% of the mark
+RLLIB_EPSILON = 0.004   # the highest epsilon of the 3 of 8 workers RLlib Ape-X reports
 
 # How a run is scored at a mark: the statistic of the published curve the row is held to.
 STATISTICS = {
     'last_100': f'the mean of the last {LAST} training games (a training-return curve)',
     'least_exploring_third': (
         f'the mean of the last {LAST} games of the third of the acting environments with the '
-        f'lowest epsilon (RLlib Ape-X reports its 3 of 8 workers with epsilon <= 0.004)'),
+        f'lowest epsilon (RLlib Ape-X reports its 3 of 8 workers, those with epsilon <= '
+        f'{RLLIB_EPSILON})'),
+    'rllib_epsilon_bound': (
+        f'the mean of the last {LAST} games of the acting environments with epsilon <= '
+        f'{RLLIB_EPSILON}, the bound of the workers RLlib Ape-X reports'),
     'window': (f'the mean of the games ending within +-{WINDOW:.0%} of the mark (how the '
                f'D4PG points are read from their per-1,000-step episodes)'),
 }
@@ -74,8 +81,11 @@ def least_exploring_third(games, config):
 
 
 def _scored(games, statistic, config):
-    return least_exploring_third(games, config) if statistic == 'least_exploring_third' \
-        else list(games)
+    if statistic == 'least_exploring_third':
+        return least_exploring_third(games, config)
+    if statistic == 'rllib_epsilon_bound':
+        return [g for g in games if g['epsilon'] <= RLLIB_EPSILON]
+    return list(games)
 
 
 def value_at(games, frames, statistic='last_100', config=None):
@@ -186,20 +196,12 @@ def _row_verdict(row, folder, threshold, threshold_text):
     score = score_at(folder, frames)
     if score is None:
         return f'not reached: no run at {frames_text(frames)} yet (target {threshold_text})'
-    mean = 'mean ' if len(seed_scores(folder, frames)) > 1 else ''
-    return (f'{verdict(score, threshold)}: {mean}{score:.1f} at {frames_text(frames)}, target '
-            f'{threshold_text}')
+    return f'{verdict(score, threshold)} against {threshold_text}'
 
 
 def _duration(seconds):
     minutes = int(seconds) // 60
     return f'{minutes // 60}h{minutes % 60:02d}m'
-
-
-def _value(value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return f'{value:,}' if isinstance(value, int) else f'{value:g}'
 
 
 def _crossings(folder, threshold):
@@ -209,32 +211,111 @@ def _crossings(folder, threshold):
     return ', '.join(frames_text(f) if f is not None else 'not crossed' for f in found)
 
 
-def _table_row(row, folders):
+def _seeds_text(count):
+    return f'{count} seed{"s" if count != 1 else ""}'
+
+
+def _row_ref(name, folders):
+    """'`name` (3 seeds)': a row named with the seeds of its data."""
+    folder = folders.get(name)
+    return f'`{name}` ({_seeds_text(len(folder.run["seeds"])) if folder else "not run yet"})'
+
+
+def _marks_text(marks, text_at):
+    return '; '.join(f'{frames_text(m)} {text_at(m)}' for m in marks if text_at(m) is not None)
+
+
+def _published_text(row):
+    return _marks_text([p.frames for p in row.published],
+                       lambda m: next(f'{p.score:g}' for p in row.published if p.frames == m))
+
+
+def _compared_with(row, paper_tables):
+    """'RLlib IMPALA Breakout (another project's curve); last 100' of the row's published
+    figures."""
+    names = dict.fromkeys(p.source for p in row.published)
+    kinds = ', '.join(f'{name} ({_kind(name, paper_tables)})' for name in names)
+    return f'{kinds or "none"}; {row.statistic.replace("_", " ")}'
+
+
+def _kind(source, paper_tables):
+    return 'a paper table' if source in paper_tables else "another project's curve"
+
+
+# `{row}`: the row and its seeds; `{row@5M}`: its score there (mean, lowest-highest) by its
+# statistic, `{row@2M/statistic}` by another (STATISTICS), `{row@2M|published}` beside the
+# published figure at the mark; `{row:crossing}`: each seed's first crossing of its target.
+_PLACEHOLDER = re.compile(r'\{([\w.\-]+)(?:@([\d.]+[kM])(?:/(\w+))?(\|published)?|:(crossing))?\}')
+
+
+def _mark(text):
+    return round(float(text[:-1]) * (1e6 if text.endswith('M') else 1e3))
+
+
+def render(text, rows, folders):
+    """`text` with each placeholder (_PLACEHOLDER) replaced by the figure it names, computed
+    from `folders`; a row without the data named raises."""
+    def figure(match):
+        name, at, statistic, published, crossing = match.groups()
+        if at is None and crossing is None:
+            return _row_ref(name, folders)
+        row, folder = rows[name], folders[name]
+        if crossing:
+            return _crossings(folder, target(row, folders)[0])
+        frames = _mark(at)
+        folder = dataclasses.replace(folder, statistic=statistic or folder.statistic)
+        score = score_text(folder, frames)
+        if score is None:
+            raise ValueError(f'{match.group(0)}: {name} has no score at {at}')
+        if not published:
+            return f'{score} at {at}'
+        point = next(p for p in row.published if p.frames == frames)
+        return f'{score} at {at}: {verdict(score_at(folder, frames), point.score)} against ' \
+               f'{point.score:g}'
+    return _PLACEHOLDER.sub(figure, text)
+
+
+def _commits(seeds):
+    return ', '.join(f'`{c[:7]}`' for c in dict.fromkeys(run['commit'] for run in seeds.values()))
+
+
+def _trained_as(row, folder):
+    """The flags the row's data was trained under beyond its command (and the seed): the
+    record's note on them (run.json), or the flags; '' when none."""
+    ours = set(row.command('RUN_DIR'))
+    extra = dict.fromkeys(flag for run in folder.run['seeds'].values()
+                          for flag in shlex.split(run['command'].split('  #')[0])
+                          if flag not in ours and not flag.startswith(('--run_dir=',
+                                                                       '--config.seed=')))
+    notes = dict.fromkeys(run['note'] for run in folder.run['seeds'].values() if 'note' in run)
+    if not extra:
+        return ''
+    return '; '.join(notes) or ' '.join(f'`{flag}`' for flag in extra)
+
+
+def _facts(row, folders, results_dir):
+    """The generated lines of a headline row's section: command, seeds, commit, dates, frames,
+    wall time, frames/s, crossings of the target, and its files."""
     folder = folders[row.name]
     seeds = folder.run['seeds']
-    threshold, threshold_text = target(row, folders)
-    changes = ', '.join(f'{field} {_value(ours)} (paper {_value(paper)})'
-                        for field, (paper, ours) in folder.run['changes_from_paper'].items())
-    ours = '; '.join(f'{frames_text(mark)}: {score_text(folder, mark)}'
-                     for mark in row.marks if score_text(folder, mark) is not None)
-    published = '; '.join(f'{frames_text(p.frames)}: {p.score:g} ({p.source})'
-                          for p in row.published)
-    crossing = 'threshold unknown'
-    if threshold is not None:
-        crossing = f'{threshold:.1f}: {_crossings(folder, threshold)}'
-    if row.published_crossing:
-        c = row.published_crossing
-        crossing += f'; {c.source}: {frames_text(c.first)}-{frames_text(c.last)}'
-    frames = sorted({run['frames'] for run in seeds.values()})
-    cells = [f'`{row.name}`' + (' (experiment)' if row.experiment else ''), row.agent,
-             folder.config.get('game', folder.config.get('task')),
-             f'{row.preset}: {changes or "none"}', f'{len(seeds)}: {", ".join(sorted(seeds))}',
-             ', '.join(f'{f:,}' for f in frames),
-             _duration(np.mean([run['wall_time_s'] for run in seeds.values()])),
-             f'{np.mean([run["frames_per_second"] for run in seeds.values()]):,.0f}',
-             row.statistic.replace('_', ' '), ours or 'n/a', published or 'none', crossing,
-             _row_verdict(row, folder, threshold, threshold_text)]
-    return '| ' + ' | '.join(cells) + ' |'
+    threshold, _ = target(row, folders)
+    frames = ', '.join(f'{f:,}' for f in sorted({run['frames'] for run in seeds.values()}))
+    dates = ', '.join(dict.fromkeys(run['date'][:10] for run in seeds.values()))
+    resumed = [seed for seed, run in seeds.items() if 'sittings' in run]
+    trained_as = _trained_as(row, folder)
+    files = [f'[curve]({row.name}/curve.png)', f'[run.json]({row.name}/run.json)']
+    if os.path.exists(os.path.join(results_dir, row.name, 'NOTES.md')):
+        files.append(f'[notes]({row.name}/NOTES.md)')
+    return [f'`{shlex.join(row.command("RUN_DIR")[:-1])}` (seed N > 0: `--config.seed=N`); '
+            f'{_seeds_text(len(seeds))} ({", ".join(seeds)}) at {_commits(seeds)}'
+            + (f' (resumed: seed {", ".join(resumed)})' if resumed else '')
+            + f', collected {dates}; {frames} frames, '
+            f'{_duration(np.mean([run["wall_time_s"] for run in seeds.values()]))} per seed at '
+            f'{np.mean([run["frames_per_second"] for run in seeds.values()]):,.0f} frames/s.'
+            + (f' Override: {trained_as}.' if trained_as else '')
+            + (f' First reaches the target ({threshold:.1f}), per seed: '
+               f'{_crossings(folder, threshold)}.' if threshold is not None else '')
+            + f' {", ".join(files)}.']
 
 
 def read_folders(rows, results_dir):
@@ -243,17 +324,92 @@ def read_folders(rows, results_dir):
             for row in rows}
 
 
-def section(rows, sources, results_dir):
-    """The generated part of results/README.md: the table of the rows with a folder, the
-    rows not run yet, the statistics and the sources of the published figures."""
+_INTRO = """\
+Which of the four agents reproduce the published curve each is set beside, by how much, and
+with what command. Every figure here is generated from the rows' folders by `python -m
+benchmarks.results --table`; the rows, their commands, marks, targets and published figures
+are data in `benchmarks/results.py` (`ROWS`).
+
+## Headline rows
+
+Each agent's documented command, each seed trained on this project's CPU machine. **Ours** is
+the mean over seeds (lowest-highest) at each mark, by the statistic of the figure it is set
+beside; the **verdict** holds the mean at the target's mark to the target: level within
+{level:.0%} of it, else ahead or behind by the difference."""
+
+_EXPERIMENTS = """\
+## Experiment rows
+
+Each changes one setting of a command to test a cause of a row's lag (its `agent` says which);
+its notes, beside its data, say what it showed and with how many seeds."""
+
+_DEFINITIONS = """\
+## How the figures are computed
+
+Frames are emulator frames on Atari (the config's `action_repeat` per agent step) and
+environment steps on DeepMind Control. Wall time and frames/s are the learner log's, pauses
+between a stopped run and its resumption left out. A first crossing is the first game at which
+a seed's score over a full window reaches the target. A relative target is computed from the
+other rows' folders. Each row's folder holds `episodes.csv` (every training game of every
+seed), `config.json`, `evaluation.csv`, `run.json` (per seed: command, commit, date, frames,
+wall time, frames/s; the changes from the paper's config) and `curve.png`.
+
+```sh
+python -m benchmarks.results --row=impala_pong              # train (or resume) each seed, copy its data, draw curve.png
+python -m benchmarks.results --row=impala_pong --seed=1     # the same for one seed
+python -m benchmarks.results --row=impala_pong --collect    # copy and draw runs already in runs/results/<row>/seed_<n>
+python -m benchmarks.results --row=impala_pong --plot_only  # redraw curve.png from the folder
+python -m benchmarks.results --table                        # regenerate this page, the main README's table and the grid
+```
+
+**Statistics**:"""
+
+
+def _headline_table(rows, folders, paper_tables):
+    lines = ['| row | seeds | ours at each mark | published at each mark | set beside; statistic '
+             '| verdict |', '|---' * 6 + '|']
+    for row in rows:
+        folder = folders[row.name]
+        threshold, threshold_text = target(row, folders)
+        lines.append(f'| [`{row.name}`](#{row.name}) | {len(folder.run["seeds"])} | '
+                     f'{_marks_text(row.marks, lambda m: score_text(folder, m))} | '
+                     f'{_published_text(row) or "none"} | {_compared_with(row, paper_tables)} | '
+                     f'{_row_verdict(row, folder, threshold, threshold_text)} |')
+    return lines
+
+
+def _experiment_table(rows, folders, results_dir):
+    lines = ['| row | what it changes | seeds | ours at the target\'s mark | verdict | notes |',
+             '|---' * 6 + '|']
+    for row in rows:
+        folder = folders[row.name]
+        threshold, threshold_text = target(row, folders)
+        at = row.target.frames
+        notes = (f'[NOTES.md]({row.name}/NOTES.md)'
+                 if os.path.exists(os.path.join(results_dir, row.name, 'NOTES.md')) else '')
+        lines.append(f'| [`{row.name}`]({row.name}/) | {row.agent} | {len(folder.run["seeds"])} '
+                     f'| {frames_text(at)} {score_text(folder, at) or "not reached"} | '
+                     f'{_row_verdict(row, folder, threshold, threshold_text)} | {notes} |')
+    return lines
+
+
+def section(rows, sources, results_dir, paper_tables=()):
+    """The generated part of results/README.md: the headline table, the grid of their curves,
+    a section per headline row (its facts and its `causes`, rendered), the index of the
+    experiment rows, the rows not run yet, and how the figures are computed."""
     folders = read_folders(rows, results_dir)
-    lines = [BEGIN, '', '| row | agent | game or task | preset: changes from the paper '
-             '| seeds | frames | wall time per seed | frames/s | statistic | ours at '
-             '(mean over seeds, lowest-highest) | published at | first crossing of the '
-             'threshold: ours per seed; published | verdict |', '|---' * 13 + '|']
-    lines += [_table_row(row, folders) for row in rows if folders[row.name]]
-    if not any(folders.values()):
-        lines[2:] = ['No row has a folder yet.']
+    by_name = {row.name: row for row in rows}
+    ran = [row for row in rows if folders[row.name]]
+    headline = [row for row in ran if not row.experiment]
+    lines = [BEGIN, '', _INTRO.format(level=LEVEL_FRACTION), '',
+             *_headline_table(headline, folders, paper_tables), '',
+             f'![Each headline row: every seed, their mean, the published points and the target]'
+             f'({HEADLINE_CURVES})', '']
+    for row in headline:
+        lines += [f'### {row.name}', '', *_facts(row, folders, results_dir), '',
+                  render(row.causes, by_name, folders), '']
+    lines += [_EXPERIMENTS, '',
+              *_experiment_table([row for row in ran if row.experiment], folders, results_dir)]
     not_run = [row for row in rows if not folders[row.name]]
     if not_run:
         lines += ['', '**Not run yet** (no folder):', '']
@@ -262,34 +418,43 @@ def section(rows, sources, results_dir):
               f'`{row.command_line(os.path.join("runs", "results", row.name, "seed_N"))}`'
               + (f'. {row.note}' if row.note else '')
               for row in not_run]
-    lines += ['', '**Statistics**:', '']
+    lines += ['', _DEFINITIONS, '']
     lines += [f'- {name.replace("_", " ")}: {text}' for name, text in STATISTICS.items()]
     lines += ['', '**Sources** of the published figures:', '']
-    lines += [f'- {name}: {text}' for name, text in sources.items()]
+    lines += [f'- {name} ({_kind(name, paper_tables)}): {text}' for name, text in sources.items()]
     return '\n'.join(lines + ['', END])
 
 
-def summary(rows, results_dir):
+def summary(rows, results_dir, paper_tables=()):
     """The main README's short table: each headline row at its target's mark, with seeds,
-    beside the published figure there and the verdict."""
+    beside the published figure there and the verdict, and the override its data was trained
+    under; then which rows are set beside a paper table and which beside another project's
+    curve."""
     folders = read_folders(rows, results_dir)
-    lines = [BEGIN, '', '| row | ours at the mark (seeds) | published | verdict |',
-             '|---|---|---|---|']
-    for row in rows:
-        if row.experiment:
-            continue
+    headline = [row for row in rows if not row.experiment]
+    lines = [BEGIN, '', '| row | ours at the mark (seeds) | published there | verdict | '
+             'trained under |', '|---|---|---|---|---|']
+    for row in headline:
         folder, at = folders[row.name], row.target.frames
         threshold, threshold_text = target(row, folders)
         published = '; '.join(f'{p.score:g} ({p.source})' for p in row.published
                               if p.frames == at) or '-'
         if folder is None or score_text(folder, at) is None:
-            ours, result = 'not run yet', f'target {threshold_text}'
+            ours, result, trained = 'not run yet', f'target {threshold_text}', '-'
         else:
-            seeds = len(seed_scores(folder, at))
-            plural = 's' if seeds > 1 else ''
-            ours = f'{score_text(folder, at)} at {frames_text(at)} ({seeds} seed{plural})'
+            ours = (f'{score_text(folder, at)} at {frames_text(at)} '
+                    f'({_seeds_text(len(seed_scores(folder, at)))})')
             result = _row_verdict(row, folder, threshold, threshold_text)
-        lines.append(f'| `{row.name}` | {ours} | {published} | {result} |')
+            trained = _trained_as(row, folder) or 'its command'
+        lines.append(f'| [`{row.name}`](results/README.md#{row.name}) | {ours} | {published} | '
+                     f'{result} | {trained} |')
+    beside = {kind: [f'`{row.name}`' for row in headline
+                     if any((p.source in paper_tables) == kind for p in row.published)]
+              for kind in (True, False)}
+    unset = [f'`{row.name}`' for row in headline if not row.published]
+    lines += ['', f'Set beside a paper table: {", ".join(beside[True]) or "no row yet"}. Beside '
+              f'another project\'s published curve: {", ".join(beside[False]) or "none"}. '
+              f'Held to this project\'s own rows only: {", ".join(unset) or "none"}.']
     return '\n'.join(lines + ['', END])
 
 
@@ -305,9 +470,16 @@ def rewrite(readme, text):
 
 
 def listed_rows(readme):
-    """The row names of the table in `readme` (the first cell of each table line)."""
+    """The row names of the tables in `readme` (the name in the first cell of each line)."""
     with open(readme) as f:
         content = f.read()
     generated = content[content.find(BEGIN):content.find(END)]
-    return [line.split('|')[1].strip().split('`')[1] for line in generated.splitlines()
-            if line.startswith('| `')]
+    return [line.split('|')[1].split('`')[1] for line in generated.splitlines()
+            if line.startswith('| [`') or line.startswith('| `')]
+
+
+def prose_words(markdown):
+    """The words of `markdown` outside its tables, code blocks, headings, images and comments."""
+    text = re.sub(r'```.*?```|<!--.*?-->', '', markdown, flags=re.DOTALL)
+    return sum(len(line.split()) for line in text.splitlines()
+               if not line.startswith(('|', '#', '![')))
