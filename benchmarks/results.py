@@ -209,13 +209,13 @@ _CAUSES = {
         'back: {impala_pong_batch8}, batch eight, is at {impala_pong_batch8@12M} and '
         '{impala_pong_batch8@20M}.'),
     'apex_dqn_breakout': (
-        "Ahead at the later marks. Trained with RLlib's replay of a million transitions, which "
-        'the quick preset took after {apex_dqn_breakout_replay100k}, with the smaller one, fell '
-        'from {apex_dqn_breakout_replay100k@5M} to {apex_dqn_breakout_replay100k@10M}. The '
-        "first mark turns on RLlib's statistic: its share of workers (here a third of the "
-        'environments) gives {apex_dqn_breakout@2M|published}; its epsilon bound (`<= 0.004`) '
-        'gives {apex_dqn_breakout@2M/rllib_epsilon_bound|published}. The table keeps the share, '
-        'which does not depend on how many environments the epsilon schedule spans.'),
+        "Trained with RLlib's replay of a million transitions, which the quick preset took after "
+        '{apex_dqn_breakout_replay100k}, with the smaller one, fell from '
+        '{apex_dqn_breakout_replay100k@5M} to {apex_dqn_breakout_replay100k@10M}. The first '
+        "mark turns on RLlib's statistic: a third of the environments, its share of workers, "
+        'gives {apex_dqn_breakout@2M|published}; its epsilon bound (`<= 0.004`) gives '
+        '{apex_dqn_breakout@2M/rllib_epsilon_bound|published}. The table keeps the share, '
+        "independent of the epsilon schedule's size."),
     'apex_dpg_walker_walk': (
         "Behind at every mark. With Acme D4PG's LayerNorm networks and nothing else changed, "
         '{apex_dpg_walker_walk_d4pg_network} is at '

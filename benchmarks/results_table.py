@@ -244,8 +244,8 @@ def _kind(source, paper_tables):
 
 # `{row}`: the row and its seeds; `{row@5M}`: its score there (mean, lowest-highest) by its
 # statistic, `{row@2M/statistic}` by another (STATISTICS), `{row@2M|published}` beside the
-# published figure at the mark; `{row:crossing}`: each seed's first crossing of its target.
-_PLACEHOLDER = re.compile(r'\{([\w.\-]+)(?:@([\d.]+[kM])(?:/(\w+))?(\|published)?|:(crossing))?\}')
+# published figure at the mark.
+_PLACEHOLDER = re.compile(r'\{([\w.\-]+)(?:@([\d.]+[kM])(?:/(\w+))?(\|published)?)?\}')
 
 
 def _mark(text):
@@ -254,22 +254,22 @@ def _mark(text):
 
 def render(text, rows, folders):
     """`text` with each placeholder (_PLACEHOLDER) replaced by the figure it names, computed
-    from `folders`; a row without the data named raises."""
+    from `folders`; 'no data yet' where the row has no folder or no score there."""
     def figure(match):
-        name, at, statistic, published, crossing = match.groups()
-        if at is None and crossing is None:
+        name, at, statistic, published = match.groups()
+        if at is None:
             return _row_ref(name, folders)
-        row, folder = rows[name], folders[name]
-        if crossing:
-            return _crossings(folder, target(row, folders)[0])
+        folder = folders.get(name)
+        if folder is None:
+            return 'no data yet'
         frames = _mark(at)
         folder = dataclasses.replace(folder, statistic=statistic or folder.statistic)
         score = score_text(folder, frames)
         if score is None:
-            raise ValueError(f'{match.group(0)}: {name} has no score at {at}')
+            return f'no data yet at {at}'
         if not published:
             return f'{score} at {at}'
-        point = next(p for p in row.published if p.frames == frames)
+        point = next(p for p in rows[name].published if p.frames == frames)
         return f'{score} at {at}: {verdict(score_at(folder, frames), point.score)} against ' \
                f'{point.score:g}'
     return _PLACEHOLDER.sub(figure, text)
@@ -445,7 +445,9 @@ def summary(rows, results_dir, paper_tables=()):
             ours = (f'{score_text(folder, at)} at {frames_text(at)} '
                     f'({_seeds_text(len(seed_scores(folder, at)))})')
             result = _row_verdict(row, folder, threshold, threshold_text)
-            trained = _trained_as(row, folder) or 'its command'
+            trained = _trained_as(row, folder)
+            trained = (f'{trained}; why the preset took it: '
+                       f'[its section](results/README.md#{row.name})' if trained else 'its command')
         lines.append(f'| [`{row.name}`](results/README.md#{row.name}) | {ours} | {published} | '
                      f'{result} | {trained} |')
     beside = {kind: [f'`{row.name}`' for row in headline
