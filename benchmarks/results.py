@@ -1,10 +1,10 @@
 """Reproduction results as data (issue 23): a folder per row in results/, one command to
-regenerate each, and the table of results/README.md generated from the folders.
+regenerate each, and results/README.md (and the main README's table) generated from them.
 
   python -m benchmarks.results --row=impala_pong              # train (or resume), copy, draw
   python -m benchmarks.results --row=impala_pong --collect    # copy and draw, no training
   python -m benchmarks.results --row=impala_pong --plot_only  # redraw results/impala_pong
-  python -m benchmarks.results --table                        # rewrite results/README.md's table
+  python -m benchmarks.results --table                        # rewrite results/README.md, grid
 
 A row trains in RUN_ROOT/<row> (--run_root, default runs/results); re-running resumes it. Its
 folder holds episodes.csv and config.json (copied from the run), evaluation.csv (when the run
@@ -36,7 +36,8 @@ from paper_tables import runs
 _ROW = flags.DEFINE_string('row', None, 'The row to regenerate (see ROWS).')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False, 'Only redraw the row\'s curve.png.')
 _COLLECT = flags.DEFINE_bool('collect', False, 'Copy the row\'s run and draw, without training.')
-_TABLE = flags.DEFINE_bool('table', False, 'Rewrite the table of RESULTS_DIR/README.md.')
+_TABLE = flags.DEFINE_bool('table', False, 'Rewrite RESULTS_DIR/README.md, its grid and '
+                           '--readme\'s table.')
 _RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
                                 'Where the rows\' runs are (RUN_ROOT/<row>).')
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', 'Where the rows\' folders are.')
@@ -106,7 +107,7 @@ class Target:
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """One line of results/README.md: the command that trains it and what it is held to."""
+    """A row of results/README.md: the command that trains it and what it is held to."""
     name: str
     agent: str
     program: str                 # the launch module
@@ -249,7 +250,8 @@ _CAUSES = {
 }
 
 ROWS = {row.name: row for row in (
-    # The headline rows: each agent's documented command, the budget its only override.
+    # The headline rows: each agent's documented command with its budget (a run trained under
+    # another override, which the preset took since, says so in its run.json's `note`).
     Row('impala_breakout', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M), marks=_BREAKOUT_MARKS,
         target=Target(10 * M, 72.0), published=_RLLIB_BREAKOUT, seeds=SEEDS,
@@ -409,7 +411,7 @@ ROWS = {row.name: row for row in (
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # The preset (annealed at 5M) with RMSProp epsilon between its 1e-3, where a third to a half
     # of the runs' LSTM cells run away, and the paper config's 0.01, which held them in three
-    # runs that then barely learnt by 2M (results/README.md).
+    # runs that then barely learnt by 2M (results/laser_breakout_anneal_5m/NOTES.md).
     Row('laser_breakout_epsilon_3e-3', 'LASER, LSTM, RMSProp epsilon 3e-3',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.003'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),

@@ -1,4 +1,4 @@
-"""The figures of results/README.md, computed from the rows' folders (benchmarks/results.py):
+"""results/README.md and its figures, computed from the rows' folders (benchmarks/results.py):
 each run's score at marks by the statistic of the published curve it is set beside
 (`STATISTICS`), their mean and range over a row's seeds, the first crossing of a threshold, the
 verdict against the target, and the generated Markdown sections."""
@@ -355,11 +355,11 @@ seed), `config.json`, `evaluation.csv`, `run.json` (per seed: command, commit, d
 wall time, frames/s; the changes from the paper's config) and `curve.png`.
 
 ```sh
-python -m benchmarks.results --row=impala_pong              # train (or resume) each seed, copy its data, draw curve.png
+python -m benchmarks.results --row=impala_pong              # train (or resume), copy, draw
 python -m benchmarks.results --row=impala_pong --seed=1     # the same for one seed
-python -m benchmarks.results --row=impala_pong --collect    # copy and draw runs already in runs/results/<row>/seed_<n>
+python -m benchmarks.results --row=impala_pong --collect    # runs/results/<row>/seed_<n>
 python -m benchmarks.results --row=impala_pong --plot_only  # redraw curve.png from the folder
-python -m benchmarks.results --table                        # regenerate this page, the main README's table and the grid
+python -m benchmarks.results --table                        # this page, README's, the grid
 ```
 
 **Statistics**:"""

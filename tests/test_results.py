@@ -60,7 +60,8 @@ def test_a_headline_rows_causes_type_no_figure_and_stay_short(row, folders):
     naming a row; rendered, they hold at most 80 words."""
     assert row.causes, row.name
     assert _typed_figures(row.causes) == []
-    names = [m.group(1) for m in results_table._PLACEHOLDER.finditer(row.causes)]  # pylint: disable=protected-access
+    placeholders = results_table._PLACEHOLDER   # pylint: disable=protected-access
+    names = [m.group(1) for m in placeholders.finditer(row.causes)]
     assert set(names) <= set(results.ROWS)
     if all(folders[name] for name in names):
         rendered = results_table.render(row.causes, results.ROWS, folders)
