@@ -360,9 +360,7 @@ python -m benchmarks.results --row=impala_pong --seed=1     # the same for one s
 python -m benchmarks.results --row=impala_pong --collect    # runs/results/<row>/seed_<n>
 python -m benchmarks.results --row=impala_pong --plot_only  # redraw curve.png from the folder
 python -m benchmarks.results --table                        # this page, README's, the grid
-```
-
-**Statistics**:"""
+```"""
 
 
 def _headline_table(rows, folders, paper_tables):
@@ -412,16 +410,18 @@ def section(rows, sources, results_dir, paper_tables=()):
               *_experiment_table([row for row in ran if row.experiment], folders, results_dir)]
     not_run = [row for row in rows if not folders[row.name]]
     if not_run:
-        lines += ['', '**Not run yet** (no folder):', '']
-    lines += [f'- `{row.name}` ({row.agent}; target {target(row, folders)[1]}; seeds '
-              f'{", ".join(map(str, row.seeds))}): '
+        lines += ['', '**Not run yet** (no folder):', '',
+                  '| row | what it changes | seeds | target | command |', '|---' * 5 + '|']
+    lines += [f'| `{row.name}` | {row.agent} | {", ".join(map(str, row.seeds))} | '
+              f'{target(row, folders)[1]} | '
               f'`{row.command_line(os.path.join("runs", "results", row.name, "seed_N"))}`'
-              + (f'. {row.note}' if row.note else '')
+              + (f' {row.note}' if row.note else '') + ' |'
               for row in not_run]
-    lines += ['', _DEFINITIONS, '']
-    lines += [f'- {name.replace("_", " ")}: {text}' for name, text in STATISTICS.items()]
-    lines += ['', '**Sources** of the published figures:', '']
-    lines += [f'- {name} ({_kind(name, paper_tables)}): {text}' for name, text in sources.items()]
+    lines += ['', _DEFINITIONS, '', '| statistic | how a run is scored at a mark |', '|---|---|']
+    lines += [f'| {name.replace("_", " ")} | {text} |' for name, text in STATISTICS.items()]
+    lines += ['', '| source of the published figures | kind | what it is |', '|---|---|---|']
+    lines += [f'| {name} | {_kind(name, paper_tables)} | {text} |'
+              for name, text in sources.items()]
     return '\n'.join(lines + ['', END])
 
 
@@ -472,12 +472,12 @@ def rewrite(readme, text):
 
 
 def listed_rows(readme):
-    """The row names of the tables in `readme` (the name in the first cell of each line)."""
+    """The rows of the tables in `readme` that link to their data (the name in the first cell of
+    each line; a row not run yet is named without a link)."""
     with open(readme) as f:
         content = f.read()
     generated = content[content.find(BEGIN):content.find(END)]
-    return [line.split('|')[1].split('`')[1] for line in generated.splitlines()
-            if line.startswith('| [`') or line.startswith('| `')]
+    return [line.split('`')[1] for line in generated.splitlines() if line.startswith('| [`')]
 
 
 def prose_words(markdown):

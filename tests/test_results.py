@@ -270,7 +270,7 @@ def test_collect_plot_and_table_of_a_row_of_two_seeds(tmp_path):
     assert results_table.listed_rows(os.path.join(results_dir, 'README.md')) == [row.name]
     with open(os.path.join(results_dir, 'README.md')) as f:
         table = f.read()
-    assert '`impala_pong` (IMPALA' in table.split('Not run yet')[1]
+    assert '| `impala_pong` | IMPALA' in table.split('Not run yet')[1]
     # Both seeds' games at 10M (those of game 100 on): returns i % 7, mean over seeds.
     expected = [sum(i % 7 for i in range(games - 100, games)) / 100 for games in (120, 130)]
     assert f'10M {sum(expected) / 2:.1f} ({min(expected):.1f}-{max(expected):.1f})' in table
