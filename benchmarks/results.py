@@ -1,10 +1,10 @@
 """Reproduction results as data (issue 23): a folder per row in results/, one command to
-regenerate each, and the table of results/README.md generated from the folders.
+regenerate each, and results/README.md (and the main README's table) generated from them.
 
   python -m benchmarks.results --row=impala_pong              # train (or resume), copy, draw
   python -m benchmarks.results --row=impala_pong --collect    # copy and draw, no training
   python -m benchmarks.results --row=impala_pong --plot_only  # redraw results/impala_pong
-  python -m benchmarks.results --table                        # rewrite results/README.md's table
+  python -m benchmarks.results --table                        # rewrite results/README.md, grid
 
 A row trains in RUN_ROOT/<row> (--run_root, default runs/results); re-running resumes it. Its
 folder holds episodes.csv and config.json (copied from the run), evaluation.csv (when the run
@@ -39,7 +39,8 @@ from paper_tables import runs
 _ROW = flags.DEFINE_string('row', None, 'The row to regenerate (see ROWS).')
 _PLOT_ONLY = flags.DEFINE_bool('plot_only', False, 'Only redraw the row\'s curve.png.')
 _COLLECT = flags.DEFINE_bool('collect', False, 'Copy the row\'s run and draw, without training.')
-_TABLE = flags.DEFINE_bool('table', False, 'Rewrite the table of RESULTS_DIR/README.md.')
+_TABLE = flags.DEFINE_bool('table', False, 'Rewrite RESULTS_DIR/README.md, its grid and '
+                           '--readme\'s table.')
 _RUN_ROOT = flags.DEFINE_string('run_root', os.path.join('runs', 'results'),
                                 'Where the rows\' runs are (RUN_ROOT/<row>).')
 _RESULTS_DIR = flags.DEFINE_string('results_dir', 'results', 'Where the rows\' folders are.')
@@ -81,6 +82,9 @@ SOURCES = {
             "+-5% of the mark",
 }
 
+# The SOURCES that are a paper's own table (the others are another project's published curve).
+PAPER_TABLE_SOURCES = ()
+
 
 @dataclasses.dataclass(frozen=True)
 class Published:
@@ -112,7 +116,7 @@ class Target:
 
 @dataclasses.dataclass(frozen=True)
 class Row:
-    """One line of results/README.md: the command that trains it and what it is held to."""
+    """A row of results/README.md: the command that trains it and what it is held to."""
     name: str
     agent: str
     program: str                 # the launch module
@@ -126,6 +130,9 @@ class Row:
     seeds: tuple[int, ...] = (0,)   # the config's `seed` of each run; the table: their mean
     statistic: str = 'last_100'  # how a run is scored at a mark (results_table.STATISTICS)
     experiment: bool = False     # a side row that tests one cause, not a documented command
+    # A headline row's causes in at most 80 words, each claim naming the row whose data shows
+    # it: every figure a placeholder (results_table.render), rendered from the folders.
+    causes: str = ''
 
     @property
     def preset(self):
@@ -193,30 +200,93 @@ _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before
 _LASER_2M = dict(marks=(1 * M, 2 * M), seeds=SEEDS, experiment=True,
                  target=Target(2 * M, relative_to=('laser_breakout_feed_forward',)))
 
+# The headline rows' causes (Row.causes): no figure typed, each a placeholder that
+# results_table.render fills from the folders, each claim naming the row that shows it.
+_CAUSES = {
+    'impala_breakout': (
+        "Level with RLlib's one run, the seeds spread wider than the gap. The learning rate "
+        "anneals over the paper's horizon: annealed to zero at the budget, "
+        '{impala_breakout_anneal_10m} reached {impala_breakout_anneal_10m@10M}; on the '
+        "paper's horizon, {impala_breakout_lr_200m} reached {impala_breakout_lr_200m@10M}. A "
+        'batch of eight, {impala_breakout_batch8}, is faster in wall time and behind per frame: '
+        '{impala_breakout_batch8@10M}. With `bfloat16` networks, {impala_breakout_bfloat16} is '
+        'at {impala_breakout_bfloat16@10M}.'),
+    'impala_pong': (
+        "Level by the table's rule, under the target. The seeds leave random play together and "
+        "are far apart at PolyBeast's first point: {impala_pong@12M}. PolyBeast trains the "
+        "paper's deep network; with it, {impala_pong_deep_bfloat16} is at "
+        '{impala_pong_deep_bfloat16@12M|published}. The small batch is not what holds the row '
+        'back: {impala_pong_batch8}, batch eight, is at {impala_pong_batch8@12M} and '
+        '{impala_pong_batch8@20M}.'),
+    'apex_dqn_breakout': (
+        "Trained with RLlib's replay of a million transitions, which the quick preset took after "
+        '{apex_dqn_breakout_replay100k}, with the smaller one, fell from '
+        '{apex_dqn_breakout_replay100k@5M} to {apex_dqn_breakout_replay100k@10M}. The first '
+        "mark turns on RLlib's statistic: a third of the environments, its share of workers, "
+        'gives {apex_dqn_breakout@2M|published}; its epsilon bound (`<= 0.004`) gives '
+        '{apex_dqn_breakout@2M/rllib_epsilon_bound|published}. The table keeps the share, '
+        "independent of the epsilon schedule's size."),
+    'apex_dpg_walker_walk': (
+        "Behind at every mark. With Acme D4PG's LayerNorm networks and nothing else changed, "
+        '{apex_dpg_walker_walk_d4pg_network} is at '
+        '{apex_dpg_walker_walk_d4pg_network@100k|published}; '
+        '{apex_dpg_walker_walk_d4pg_network@250k|published}. That row stops there, so the last '
+        "mark is untested. D4PG's settings tried alone are below this row's "
+        '{apex_dpg_walker_walk@250k}: `--config.batch_size=256`, '
+        '{apex_dpg_walker_walk_batch256}, {apex_dpg_walker_walk_batch256@250k}; '
+        '`--config.n_step=5`, {apex_dpg_walker_walk_nstep5}, {apex_dpg_walker_walk_nstep5@250k}; '
+        'uniform sampling, {apex_dpg_walker_walk_uniform}, {apex_dpg_walker_walk_uniform@250k}.'),
+    'apex_dpg_cartpole_swingup': (
+        "Level at the target's mark, behind D4PG's first point. Trained at "
+        '`--config.samples_per_insert=32` before the quick preset took it, as it did because '
+        'unthrottled, {apex_dpg_cartpole_swingup_unthrottled} was at '
+        "{apex_dpg_cartpole_swingup_unthrottled@250k}. Which of D4PG's other differences "
+        '(distributional critic, batch, networks) would close the first mark is not run on '
+        'cartpole.'),
+    'laser_breakout': (
+        'Behind: its lowest seed stays near random play and the others still climb at the end. '
+        'The feed-forward agent at the same preset, {laser_breakout_feed_forward}, reaches '
+        "{laser_breakout_feed_forward@5M}. Across the LSTM's experiment rows no change tried "
+        'decides whether a run leaves random play; RMSProp epsilon `0.003`, '
+        "{laser_breakout_epsilon_3e-3}, lifts the lowest seed and lowers the mean: "
+        "{laser_breakout_epsilon_3e-3@5M}. The study is in `laser_breakout_anneal_5m`'s notes."),
+    'reactor_breakout': (
+        "Ahead of its target, the best of this project's rows at the mark: {impala_breakout}, "
+        '{impala_breakout@2M}; {apex_dqn_breakout}, {apex_dqn_breakout@2M}. One seed held to '
+        "this project's small-preset rows, not to a published figure: it does not test the "
+        "paper's sample-efficiency claim. Replay reuses each acted step many times, which buys "
+        'frames, not time: its frames/s are the lowest of the headline rows.'),
+}
+
 ROWS = {row.name: row for row in (
-    # The headline rows: each agent's documented command, the budget its only override.
+    # The headline rows: each agent's documented command with its budget (a run trained under
+    # another override, which the preset took since, says so in its run.json's `note`).
     Row('impala_breakout', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M), marks=_BREAKOUT_MARKS,
-        target=Target(10 * M, 72.0), published=_RLLIB_BREAKOUT, seeds=SEEDS),
+        target=Target(10 * M, 72.0), published=_RLLIB_BREAKOUT, seeds=SEEDS,
+        causes=_CAUSES['impala_breakout']),
     Row('impala_pong', 'IMPALA, shallow net',
         *_atari('launch.impala_atari', 'pong', 'quick', 20 * M), marks=_PONG_MARKS,
-        target=Target(20 * M, 18.0), seeds=SEEDS, **_PONG_PUBLISHED),
+        target=Target(20 * M, 18.0), seeds=SEEDS, causes=_CAUSES['impala_pong'],
+        **_PONG_PUBLISHED),
     Row('apex_dqn_breakout', 'Ape-X DQN',
-        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M), **_APEX_10M),
+        *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M),
+        causes=_CAUSES['apex_dqn_breakout'], **_APEX_10M),
     Row('apex_dpg_walker_walk', 'Ape-X DPG', *_control('walker_walk', 500_000),
-        seeds=SEEDS, **_WALKER_500K),
+        seeds=SEEDS, causes=_CAUSES['apex_dpg_walker_walk'], **_WALKER_500K),
     Row('apex_dpg_cartpole_swingup', 'Ape-X DPG', *_control('cartpole_swingup', 250_000),
         marks=_DPG_MARKS[:2], target=Target(250_000, 0.95 * 867), published=_D4PG_CARTPOLE,
-        statistic='window'),
+        statistic='window', causes=_CAUSES['apex_dpg_cartpole_swingup']),
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
-        seeds=SEEDS, **_LASER_MARKS),
+        seeds=SEEDS, causes=_CAUSES['laser_breakout'], **_LASER_MARKS),
     Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
         marks=(2 * M,), target=Target(2 * M, relative_to=('impala_breakout',
-                                                          'apex_dqn_breakout'))),
+                                                          'apex_dqn_breakout')),
+        causes=_CAUSES['reactor_breakout']),
 
-    # Experiments: each names by one change a cause of an earlier row's lag
-    # (results/README.md, "Why a row is behind").
+    # Experiments: each names by one change a cause of an earlier row's lag (its notes:
+    # results/<row>/NOTES.md).
     # The quick preset as it was: the learning rate annealed to 0 at the row's budget.
     Row('impala_breakout_anneal_10m', 'IMPALA, shallow net, annealed to 0 at its 10M frames',
         *_atari('launch.impala_atari', 'breakout', 'quick', 10 * M,
@@ -350,7 +420,7 @@ ROWS = {row.name: row for row in (
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # The preset (annealed at 5M) with RMSProp epsilon between its 1e-3, where a third to a half
     # of the runs' LSTM cells run away, and the paper config's 0.01, which held them in three
-    # runs that then barely learnt by 2M (results/README.md).
+    # runs that then barely learnt by 2M (results/laser_breakout_anneal_5m/NOTES.md).
     Row('laser_breakout_epsilon_3e-3', 'LASER, LSTM, RMSProp epsilon 3e-3',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.003'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
@@ -487,9 +557,10 @@ def collect(row, run_dir, seed, folder):
         f.write('\n')
 
 
-def plot(row, results_dir):
-    """RESULTS_DIR/<row>/curve.png from the row's folder (and those its target refers to):
-    each seed's score by the row's statistic, their mean, and the published points."""
+def _panel(row, results_dir):
+    """curve_with_points' arguments (but the path) for `row`, from its folder (and those its
+    target refers to): each seed's score by the row's statistic, their mean, and the published
+    points."""
     folders = results_table.read_folders(
         [row, *(ROWS[name] for name in row.target.relative_to)], results_dir)
     folder = folders[row.name]
@@ -504,19 +575,31 @@ def plot(row, results_dir):
     lines = []
     for seed, games in sorted(folder.games.items()):
         frames, scores, _ = results_table.curve(games, row.statistic, folder.config)
-        lines.append((f'ours, seed {seed}', frames, scores, 1.0 if len(folder.games) > 1 else 2))
+        lines.append((f'ours, seed {seed}', frames, scores, False))
     if len(folder.games) > 1:
         grid = np.linspace(0, min(folder.frames(s) for s in folder.games), 200)[1:]
         mean = [results_table.score_at(folder, f) for f in grid]
-        lines.append((f'ours, mean of {len(folder.games)} seeds', grid, mean, 2.5))
+        lines.append((f'ours, mean of {len(folder.games)} seeds', grid, mean, True))
     repeat = folder.config['action_repeat']
     x_label = ('environment steps (no action repeat)' if repeat == 1
                else f'emulator frames ({repeat} per agent step)')
-    plots.curve_with_points(
-        os.path.join(results_dir, row.name, 'curve.png'),
-        f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))}, '
-        f'{row.preset} preset; statistic: {row.statistic.replace("_", " ")}', lines, points,
-        (threshold, f'target: {text}') if threshold is not None else None, x_label)
+    title = (f'{row.name}: {row.agent} on {folder.config.get("game", folder.config.get("task"))},'
+             f' {row.preset} preset; statistic: {row.statistic.replace("_", " ")}')
+    return dict(title=title, lines=lines, points=points, x_label=x_label,
+                threshold=(threshold, f'target: {text}') if threshold is not None else None)
+
+
+def plot(row, results_dir):
+    """RESULTS_DIR/<row>/curve.png: the row's panel (_panel)."""
+    plots.curve_with_points(os.path.join(results_dir, row.name, 'curve.png'),
+                            **_panel(row, results_dir))
+
+
+def plot_headline(rows, results_dir):
+    """RESULTS_DIR/HEADLINE_CURVES: the panel of every headline row with a folder."""
+    panels = [_panel(row, results_dir) for row in rows if not row.experiment
+              and os.path.exists(os.path.join(results_dir, row.name, 'run.json'))]
+    plots.curve_grid(os.path.join(results_dir, results_table.HEADLINE_CURVES), panels)
 
 
 def _not_a_directory(path) -> str | None:
@@ -574,8 +657,11 @@ def main(argv):
     if _TABLE.value:
         rows = list(ROWS.values())
         results_table.rewrite(os.path.join(_RESULTS_DIR.value, 'README.md'),
-                              results_table.section(rows, SOURCES, _RESULTS_DIR.value))
-        results_table.rewrite(_README.value, results_table.summary(rows, _RESULTS_DIR.value))
+                              results_table.section(rows, SOURCES, _RESULTS_DIR.value,
+                                                    PAPER_TABLE_SOURCES))
+        results_table.rewrite(_README.value, results_table.summary(rows, _RESULTS_DIR.value,
+                                                                   PAPER_TABLE_SOURCES))
+        plot_headline(rows, _RESULTS_DIR.value)
         return
     row = ROWS[_ROW.value]
     seeds = row.seeds if _SEED.value is None else (_SEED.value,)

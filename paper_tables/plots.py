@@ -1,6 +1,7 @@
 """Learning curves of runs against the paper's final scores (the report's PNG), and against
 published figures at given frames (results/<row>/curve.png)."""
 import math
+import textwrap
 
 import matplotlib
 
@@ -65,32 +66,58 @@ def learning_curves(curves, path, paper_label):
     plt.close(figure)
 
 
-def curve_with_points(path, title, lines, points, threshold, x_label):
-    """Write a PNG of a row's runs against frames, with a threshold line and published
-    figures drawn as points labelled with their sources.
+# Each seed's curve in its own colour (none of them the published points' red, orange, green or
+# purple); the mean over seeds in black.
+SEED_COLORS = ('tab:blue', 'tab:cyan', 'tab:brown', 'tab:olive', 'tab:pink', 'tab:gray')
+_POINT_STYLES = tuple(zip('os^D', ('tab:red', 'tab:orange', 'tab:green', 'tab:purple')))
 
-    lines: [(label, frames, scores, width)], each run's score (results_table.curve) or their
-    mean, drawn in blue (the thinner, the lighter); points: [(first frames, last frames, score, source)], a range of frames drawn as a
-    horizontal bar; threshold: (score, label) or None.
-    """
-    figure, ax = plt.subplots(figsize=(8, 4.5))
-    for label, frames, scores, width in lines:
-        ax.plot(frames, scores, color='tab:blue', linewidth=width, alpha=min(1.0, width / 2),
-                label=label)
+
+def _draw_curve(ax, title, lines, points, threshold, x_label, title_width, font):
+    """One row's panel (see curve_with_points), its title wrapped at `title_width` characters."""
+    seeds = iter(SEED_COLORS)
+    for label, frames, scores, is_mean in lines:
+        ax.plot(frames, scores, color='black' if is_mean else next(seeds),
+                linewidth=2.2 if is_mean else 1.0, label=label)
     sources = list(dict.fromkeys(source for *_, source in points))
-    for source, marker, color in zip(sources, 'os^D', ('tab:red', 'tab:orange', 'tab:green',
-                                                       'tab:purple')):
+    for source, (marker, color) in zip(sources, _POINT_STYLES):
         low, high, score = np.array([p[:3] for p in points if p[3] == source], dtype=float).T
         middle = (low + high) / 2
         ax.errorbar(middle, score, xerr=[middle - low, high - middle], fmt=marker, capsize=3,
                     color=color, label=source)
     if threshold is not None:
         ax.axhline(threshold[0], color='grey', linestyle=':', label=threshold[1])
-    ax.set_title(title, fontsize='medium')
-    ax.set_xlabel(x_label)
-    ax.set_ylabel('training game return (raw score)')
+    ax.set_title(textwrap.fill(title, title_width), fontsize=font)
+    ax.set_xlabel(x_label, fontsize=font)
+    ax.set_ylabel('training game return (raw score)', fontsize=font)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize='small')
+        ax.legend(fontsize='x-small' if font == 'small' else 'small')
+
+
+def curve_with_points(path, title, lines, points, threshold, x_label):
+    """Write a PNG of a row's runs against frames, with a threshold line and published
+    figures drawn as points labelled with their sources.
+
+    lines: [(label, frames, scores, is_mean)], each run's score (results_table.curve), each
+    seed in its own colour (SEED_COLORS), or their mean, in black; points: [(first frames,
+    last frames, score, source)], a range of frames drawn as a horizontal bar; threshold:
+    (score, label) or None. The title is wrapped to the figure's width.
+    """
+    figure, ax = plt.subplots(figsize=(8, 4.5))
+    _draw_curve(ax, title, lines, points, threshold, x_label, 90, 'medium')
     figure.tight_layout()
     figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def curve_grid(path, panels, columns=3):
+    """Write one PNG of several rows' panels: panels is a list of curve_with_points'
+    arguments but the path, as dicts."""
+    rows = math.ceil(len(panels) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4 * rows), squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        _draw_curve(ax, **panel, title_width=55, font='small')
+    for ax in axes.flat[len(panels):]:
+        ax.axis('off')
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
     plt.close(figure)

@@ -3,6 +3,7 @@ the rows' commands, and the figures computed from training games on small synthe
 import csv
 import json
 import os
+import re
 
 import pytest
 
@@ -25,11 +26,65 @@ def test_every_row_in_the_table_has_its_folder():
         assert set(results_table.EPISODE_COLUMNS) <= set(header), name
 
 
-def test_the_table_is_what_the_folders_generate():
+def test_the_pages_are_what_the_folders_generate():
+    """results/README.md's generated part and the main README's table: a figure typed into
+    either, or a row's data changed without `--table`, fails here."""
+    rows = list(results.ROWS.values())
     with open(README) as f:
-        content = f.read()
-    assert results_table.section(list(results.ROWS.values()), results.SOURCES,
-                                 'results') in content
+        assert results_table.section(rows, results.SOURCES, 'results',
+                                     results.PAPER_TABLE_SOURCES) in f.read()
+    with open('README.md') as f:
+        assert results_table.summary(rows, 'results', results.PAPER_TABLE_SOURCES) in f.read()
+
+
+@pytest.fixture(scope='module', name='folders')
+def _folders():
+    return results_table.read_folders(list(results.ROWS.values()), 'results')
+
+
+def _typed_figures(text):
+    """The digits of `text` outside placeholders, `code`, paper references (table G.1) and the
+    names of the sources (D4PG)."""
+    text = results_table._PLACEHOLDER.sub('', text)   # pylint: disable=protected-access
+    for name in results.SOURCES:
+        text = text.replace(name, '')
+    text = re.sub(r'`[^`]*`|\(results/[^)]*\)|\b(?:table|figure|sec\.|appendix) [A-Z]?\.?\d[\d.]*',
+                  '', text)
+    return re.findall(r'\S*\d\S*', text)
+
+
+@pytest.mark.parametrize('row', [r for r in results.ROWS.values() if not r.experiment],
+                         ids=lambda r: r.name)
+def test_a_headline_rows_causes_type_no_figure_and_stay_short(row, folders):
+    """Every figure of a headline row's causes is a placeholder rendered from the folders, each
+    naming a row; rendered, they hold at most 80 words."""
+    assert row.causes, row.name
+    assert _typed_figures(row.causes) == []
+    placeholders = results_table._PLACEHOLDER   # pylint: disable=protected-access
+    names = [m.group(1) for m in placeholders.finditer(row.causes)]
+    assert set(names) <= set(results.ROWS)
+    if all(folders[name] for name in names):
+        rendered = results_table.render(row.causes, results.ROWS, folders)
+        assert len(rendered.split()) <= 80, rendered
+
+
+def test_the_results_page_is_short_and_its_prose_types_no_figure():
+    """results/README.md: at most 1,500 words of prose, all of it generated (between the
+    markers); the main README's Results section types no figure outside its table."""
+    with open(README) as f:
+        page = f.read()
+    assert results_table.prose_words(page) <= 1500
+    outside = page[:page.find(results_table.BEGIN)] + page[page.find(results_table.END):]
+    assert _typed_figures(outside.replace(results_table.END, '')) == []
+    with open('README.md') as f:
+        readme = f.read()
+    section = readme[readme.find('## Results'):readme.find('\n## ', readme.find('## Results') + 1)]
+    generated = section[section.find(results_table.BEGIN):section.find(results_table.END)]
+    assert _typed_figures(section.replace(generated, '').replace(results_table.END, '')) == []
+
+
+def test_paper_table_sources_are_sources():
+    assert set(results.PAPER_TABLE_SOURCES) <= set(results.SOURCES)
 
 
 def _command_config(row):
@@ -215,11 +270,14 @@ def test_collect_plot_and_table_of_a_row_of_two_seeds(tmp_path):
     assert results_table.listed_rows(os.path.join(results_dir, 'README.md')) == [row.name]
     with open(os.path.join(results_dir, 'README.md')) as f:
         table = f.read()
-    assert '`impala_pong` (IMPALA' in table.split('Not run yet')[1]
+    assert '| `impala_pong` | IMPALA' in table.split('Not run yet')[1]
     # Both seeds' games at 10M (those of game 100 on): returns i % 7, mean over seeds.
     expected = [sum(i % 7 for i in range(games - 100, games)) / 100 for games in (120, 130)]
-    assert f'10M: {sum(expected) / 2:.1f} ({min(expected):.1f}-{max(expected):.1f})' in table
-    assert '| 2: 0, 1 |' in table
+    assert f'10M {sum(expected) / 2:.1f} ({min(expected):.1f}-{max(expected):.1f})' in table
+    assert f'| [`{row.name}`](#{row.name}) | 2 |' in table
+    assert '2 seeds (0, 1) at' in table        # its section, from run.json
+    # Its causes name rows without folders here: rendered, not raised.
+    assert '`impala_breakout_lr_200m` (not run yet) reached no data yet' in table
     assert results_table.listed_rows(os.path.join(results_dir, 'summary.md')) == [
         name for name, r in results.ROWS.items() if not r.experiment]
     assert 'Not run yet' not in results_table.section([row], results.SOURCES, results_dir)
@@ -254,3 +312,19 @@ def test_the_causes_summary_bins_games_and_updates(tmp_path):
     lines = impala_pong_causes.summary(str(tmp_path), frames=400, bin_frames=200)
     assert lines == ['| 0-0.0002M | 2 | -20.00 | 2.000 | 3 |',
                      '| 0.0002-0.0004M | 1 | -10.00 | 1.000 | 7 |']
+
+
+def test_placeholders_render_the_figures_they_name():
+    rows = {'a': results.Row('a', 'x', 'launch.impala_atari', ('--preset=quick',), (2_000_000,),
+                             results.Target(2_000_000, 6.0),
+                             published=(results.Published(2_000_000, 6.0, 'D4PG'),))}
+    folders = {'a': _folder(3_000_000, [4.0] * 30, [6.0] * 30, [11.0] * 30)}
+    assert results_table.render('{a} at {a@2M}; {a@2M|published}; {b@2M}', rows, folders) == (
+        '`a` (3 seeds) at 7.0 (4.0-11.0) at 2M; 7.0 (4.0-11.0) at 2M: ahead by 1.0 against 6; '
+        'no data yet')
+    assert results_table.render('{a@5M}', rows, folders) == 'no data yet at 5M'
+
+
+def test_rllibs_epsilon_bound_scores_the_environments_at_most_0_004():
+    games = _games([1.0] * 5, epsilon=0.004) + _games([9.0] * 5, epsilon=0.0056)
+    assert results_table.value_at(games, 10_000, 'rllib_epsilon_bound') == pytest.approx(1.0)
