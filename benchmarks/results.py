@@ -430,6 +430,15 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_lr_1.5e-4', 'LASER, LSTM, learning rate 1.5e-4, first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.learning_rate=0.00015'), **_LASER_2M),
+    # The paper config's RMSProp epsilon (0.01, IMPALA table G.1) with the paper's learning rate
+    # scaled per frame to the preset's batch: at 8 rows a summed gradient is a sixteenth of 128
+    # rows', and eps 0.01 puts nearly every weight in RMSProp's damped regime, where a step is
+    # proportional to it; so that a frame moves the weights as the paper's batch does (128
+    # rows per 5 online unrolls; the preset 8 per 2), 6e-4 * (128 / 5) / (8 / 2) = 3.84e-3.
+    Row('laser_breakout_epsilon_0.01_lr_3.84e-3', "LASER, LSTM, epsilon 0.01, the paper's rate "
+        'scaled per frame, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.rmsprop_epsilon=0.01', '--config.learning_rate=0.00384'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
