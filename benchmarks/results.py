@@ -29,6 +29,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from benchmarks import carried_runs
 from benchmarks import results_table
 from benchmarks import runs as benchmark_runs
 from launch import configs
@@ -56,6 +57,7 @@ _READS = {'train': ('row', 'seed', 'run_root', 'results_dir'),
           'table': ('table', 'results_dir', 'readme')}
 
 SITTINGS = 'sittings.jsonl'   # RUN_DIR/: a line per sitting of training, with its commit
+CARRY_INTERVAL_S = 20 * 60    # how often a carried row's copy is refreshed while it trains
 # Config fields about logging, not about what is trained, left out of the changes.
 _NOT_TRAINING = ('checkpoint_interval_s', 'log_interval_s')
 
@@ -130,6 +132,7 @@ class Row:
     seeds: tuple[int, ...] = (0,)   # the config's `seed` of each run; the table: their mean
     statistic: str = 'last_100'  # how a run is scored at a mark (results_table.STATISTICS)
     experiment: bool = False     # a side row that tests one cause, not a documented command
+    carried: bool = False        # its run carried in its folder across sittings (carried_runs)
     # A headline row's causes in at most 80 words, each claim naming the row whose data shows
     # it: every figure a placeholder (results_table.render), rendered from the folders.
     causes: str = ''
@@ -456,8 +459,14 @@ def _learner_frames(learner_csv):
 def train(row, run_dir, seed):
     """Runs the row's command for `seed` in `run_dir` (resuming it there), recording each
     sitting's commit in RUN_DIR/sittings.jsonl; a row with `stop_frames` is stopped with
-    SIGTERM, which checkpoints, once its learner has logged them."""
+    SIGTERM, which checkpoints, once its learner has logged them. A `carried` row's run starts
+    from the copy in its folder when `run_dir` holds none, and that copy is refreshed every
+    CARRY_INTERVAL_S and at the end (benchmarks/carried_runs.py); SIGTERM to this process
+    stops the run the same way, the copy refreshed after its last checkpoint."""
     learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
+    carried = carried_runs.carried_dir(os.path.join(_RESULTS_DIR.value, row.name), seed)
+    if row.carried and carried_runs.carry_in(carried, run_dir):
+        print(f'{run_dir}: restored from the run carried in {carried}', flush=True)
     if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
         return
     print(row.command_line(run_dir, seed), flush=True)
@@ -466,11 +475,24 @@ def train(row, run_dir, seed):
         f.write(json.dumps({'commit': _commit(_RESULTS_DIR.value), 'date': _now(),
                             'from_frames': _learner_frames(learner_csv)}) + '\n')
     process = subprocess.Popen([sys.executable, *row.command(run_dir, seed)[1:]])
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: (stopped.append(True),
+                                              process.send_signal(signal.SIGTERM)))
+    carried_at = time.monotonic()
     while process.poll() is None:
         time.sleep(5)
         if row.stop_frames and _learner_frames(learner_csv) >= row.stop_frames:
             process.send_signal(signal.SIGTERM)
             process.wait()
+        if row.carried and time.monotonic() - carried_at > CARRY_INTERVAL_S:
+            carried_runs.carry_out(run_dir, carried)
+            carried_at = time.monotonic()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if row.carried:
+        carried_runs.carry_out(run_dir, carried)
+    if stopped:
+        raise SystemExit(f'stopped: {row.command_line(run_dir, seed)}; the same command '
+                         f'resumes it')
     if process.returncode != 0:
         raise SystemExit(f'failed: {row.command_line(run_dir, seed)}')
 
@@ -530,6 +552,17 @@ def _sittings(run_dir, results_dir):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def _with_rates(sittings, learner):
+    """Each sitting with the frames/s its learner logged (training time, pauses left out)."""
+    starts = [s['from_frames'] for s in sittings] + [float('inf')]
+    rated = []
+    for sitting, start, end in zip(sittings, starts, starts[1:]):
+        rows = [r for r in learner if start <= int(r['frames']) <= end]
+        seconds, frames = benchmark_runs.training_time(rows)
+        rated.append({**sitting, 'frames_per_second': round(frames / max(seconds, 1e-9), 1)})
+    return rated
+
+
 def collect(row, run_dir, seed, folder):
     """Copies the training games (and evaluation) of seed `seed`'s run into `folder`'s, with a
     `seed` column beside the other seeds' rows, and records the run in run.json."""
@@ -555,7 +588,7 @@ def collect(row, run_dir, seed, folder):
     run['seeds'][str(seed)] = {
         'command': row.command_line(run_dir, seed),
         'commit': sittings[0]['commit'],
-        **({'sittings': sittings} if len(sittings) > 1 else {}),
+        **({'sittings': _with_rates(sittings, learner)} if len(sittings) > 1 else {}),
         'date': _now(),
         'frames': int(learner[-1]['frames']),
         'wall_time_s': round(seconds),

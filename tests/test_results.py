@@ -297,6 +297,25 @@ def test_collect_plot_and_table_of_a_row_of_two_seeds(tmp_path):
     assert os.path.getsize(os.path.join(folder, 'curve.png')) > 0
 
 
+def test_a_run_of_two_sittings_records_each_with_its_commit_and_frames_per_second(tmp_path):
+    row = results.ROWS['impala_breakout']
+    run_dir = row.run_dir(str(tmp_path / 'runs'), 0)
+    _write_run(run_dir, games=120)       # 12M frames at 5,000 frames/s
+    with open(os.path.join(run_dir, 'logs', 'learner.csv'), 'a') as f:   # a second sitting
+        f.write(''.join(f'{240 + i},{12_000_000 + i * 20_000},{10_000 + i * 10}\n'
+                        for i in range(1, 11)))                           # at 2,000 frames/s
+    with open(os.path.join(run_dir, results.SITTINGS), 'w') as f:
+        f.write(json.dumps({'commit': 'aaa', 'date': 'd0', 'from_frames': 0}) + '\n' +
+                json.dumps({'commit': 'bbb', 'date': 'd1', 'from_frames': 12_000_000}) + '\n')
+    folder = str(tmp_path / 'results' / row.name)
+    results.collect(row, run_dir, 0, folder)
+    with open(os.path.join(folder, 'run.json')) as f:
+        seed = json.load(f)['seeds']['0']
+    assert seed['commit'] == 'aaa'
+    assert [(s['commit'], s['from_frames'], s['frames_per_second']) for s in seed['sittings']] == [
+        ('aaa', 0, 5_000.0), ('bbb', 12_000_000, 2_000.0)]
+
+
 def test_the_causes_summary_bins_games_and_updates(tmp_path):
     """benchmarks/impala_pong_causes.summary: per bin of frames, the games finished in it, their
     mean return, the entropy per step and the updates by the bin's end."""
