@@ -442,6 +442,12 @@ ROWS = {row.name: row for row in (
         'scaled per frame, first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.rmsprop_epsilon=0.01', '--config.learning_rate=0.00384'), **_LASER_2M),
+    # The value term's weight scaled to LASER's discount: the baseline loss's gradient is most
+    # of the torso's and the LSTM's (benchmarks/gradient_scale.py), and the value scales with
+    # 1 / (1 - discount): IMPALA's 0.5 at its 0.99 is 0.25 at LASER's 0.995 (sec. 5.1).
+    Row('laser_breakout_baseline_cost_0.25', 'LASER, LSTM, baseline cost 0.25, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.baseline_cost=0.25'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',

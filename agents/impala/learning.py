@@ -187,8 +187,7 @@ class UnrollLearning(learning.LearningState):
         anneal = tf.maximum(0.0, 1.0 - progress) if self._anneal else 1.0
         self.learning_rate.assign(hyper['learning_rate'] * anneal)
         with tf.GradientTape() as tape:
-            logits, values = self.outputs(data)
-            loss, metrics = self._loss(logits, values, data, hyper['entropy_cost'])
+            loss, metrics = self.loss(*self.outputs(data), data)
         variables = self.network.trainable_variables
         gradients = tape.gradient(loss, variables)
         grad_norm = tf.linalg.global_norm(gradients)
@@ -204,6 +203,10 @@ class UnrollLearning(learning.LearningState):
         metrics.update(grad_norm=grad_norm, learning_rate=self.learning_rate.read_value(),
                        nonfinite=nonfinite)
         return metrics
+
+    def loss(self, logits, values, data):
+        """(loss, metrics) of `outputs(data)` at the current hyperparameters."""
+        return self._loss(logits, values, data, self.hyperparameters['entropy_cost'])
 
     def outputs(self, data):
         """(logits [T+1, B, A], values [T+1, B]) the loss learns from."""
