@@ -81,7 +81,8 @@ def train_keeping_checkpoints(row_name: str, seed: int, run_dir: str) -> None:
 
 
 def probe_marks(run_dir: str, marks: list[int], steps: int) -> list[dict]:
-    """The probe's figures at the kept checkpoint nearest each mark (one line per mark)."""
+    """The probe's figures at the kept checkpoint nearest each mark (one line per mark,
+    none for a mark whose nearest checkpoint is an earlier mark's)."""
     kept = kept_checkpoints(run_dir)
     if not kept:
         raise SystemExit(f'{run_dir}/{KEPT}: no kept checkpoints (train with this script)')
@@ -90,6 +91,8 @@ def probe_marks(run_dir: str, marks: list[int], steps: int) -> list[dict]:
     lines = []
     for mark in marks:
         frames = min(kept, key=lambda f: abs(f - mark))
+        if any(line['checkpoint_frames'] == frames for line in lines):
+            continue    # a run stopped before the mark: probed once, at its last checkpoint
         network, _ = evaluate.restore_network(builder, run_dir, kept[frames])
         figures = recurrent_probe.probe(builder, network, steps)
         lines.append({'mark': mark, 'checkpoint_frames': frames,
