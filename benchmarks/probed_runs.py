@@ -32,7 +32,8 @@ _STEPS = flags.DEFINE_integer('steps', 400, 'Agent steps each probe plays.')
 _PROBE_ONLY = flags.DEFINE_bool('probe_only', False, 'Probe the kept checkpoints, no training.')
 
 KEPT = 'kept_checkpoints'
-FIGURES = ('torso_mean', 'torso_units_at_zero', 'cell_abs_mean', 'cell_abs_max',
+FIGURES = ('torso_mean', 'torso_units_at_zero', 'gate_input_std_from_torso',
+           'gate_input_std_from_state', 'cell_abs_mean', 'cell_abs_max',
            'lstm_output_std_over_time', 'policy_entropy')
 
 

@@ -7,7 +7,8 @@ Restores the run's network (the latest checkpoint, `--checkpoint`, or with `--un
 freshly initialised one), plays `--steps` agent steps of the run's game with it (actions
 sampled from its policy, the LSTM state carried and reset at each episode's start) and prints,
 over those steps: the torso's output (its mean, its standard deviation over time, the share of
-its units at zero), the LSTM cell's magnitude, the LSTM output's magnitude and its standard
+its units at zero), the spread of the LSTM gates' pre-activations from the torso's output and
+from the state, the LSTM cell's magnitude, the LSTM output's magnitude and its standard
 deviation over time, and the policy's entropy. A collapsed core reads as large cells and an
 output that no longer changes with the frame (benchmarks/README.md, "Why the recurrent agent
 stayed at random play").
@@ -52,8 +53,17 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
             timestep = env.reset()
         inputs.advance(0, action, timestep)
     torso_out, cell, hidden = (np.array(record[k]) for k in ('torso', 'cell', 'hidden'))
+    # The gates' pre-activations from the torso's output and from the state before each step
+    # (the first step's state reset to zeros is left out).
+    weights = {v.name.split('/')[-1].split(':')[0]: v.numpy()
+               for v in network.core.trainable_variables}      # Sonnet's LSTM: w_i, w_h, b
+    w_i, w_h = weights['w_i'], weights['w_h']
+    from_torso = torso_out @ w_i[:torso_out.shape[1]]
+    from_state = hidden[:-1] @ w_h
     return {'torso_mean': torso_out.mean(), 'torso_std_over_time': torso_out.std(0).mean(),
             'torso_units_at_zero': (torso_out == 0).mean(),
+            'gate_input_std_from_torso': from_torso.std(),
+            'gate_input_std_from_state': from_state.std(),
             'cell_abs_mean': np.abs(cell).mean(), 'cell_abs_max': np.abs(cell).max(),
             'lstm_output_abs_mean': np.abs(hidden).mean(),
             'lstm_output_std_over_time': hidden.std(0).mean(),

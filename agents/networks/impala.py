@@ -166,6 +166,11 @@ class ImpalaRecurrentNet(snt.Module):
                                                     name='policy_logits'))
         self._baseline = snt.BatchApply(layers.Linear(1, output=True, name='baseline'))
 
+    @property
+    def core(self) -> snt.LSTM:
+        """The LSTM 256, fed [torso output, clipped reward, one-hot last action(, instruction)]."""
+        return self._core
+
     def initial_state(self, batch_size):
         return self._core.initial_state(batch_size)
 
