@@ -40,8 +40,11 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
     record = {'torso': [], 'cell': [], 'hidden': [], 'entropy': []}
     for _ in range(num_steps):
         batch = inputs.batch()
-        outputs, state = network.unroll(batch.observation[None], batch.prev_action[None],
-                                        batch.prev_reward[None], None, batch.first[None], state)
+        # Tensors: snt.BatchApply leaves numpy frames unmerged, which the deep torso's
+        # pooling refuses.
+        outputs, state = network.unroll(*(tf.constant(x[None]) for x in (
+            batch.observation, batch.prev_action, batch.prev_reward)), None,
+            tf.constant(batch.first[None]), state)
         record['torso'].append(torso(tf.constant(batch.observation)).numpy()[0])
         record['cell'].append(state.cell.numpy()[0])
         record['hidden'].append(state.hidden.numpy()[0])
