@@ -22,13 +22,6 @@ from absl import flags
 from launch import configs
 from launch import experiments
 
-_PRESET = flags.DEFINE_string('preset', 'quick', "LASER on Atari's preset.")
-_GAME = flags.DEFINE_string('game', 'breakout', 'The game.')
-_BATCHES = flags.DEFINE_integer('batches', 20, 'Batches the mean squares are taken over '
-                                '(at most 30: the online queue holds 64 unrolls, 2 a batch).')
-_CHECKPOINT = flags.DEFINE_string('checkpoint', None, "A run's checkpoint to restore the "
-                                  'network from (default: untrained).')
-
 
 TERMS = ('policy_gradient_loss', 'baseline_loss', 'entropy_loss')
 
@@ -71,29 +64,30 @@ def gradient_mean_squares(builder, learning, batches: int, actor_steps: int = 15
 
 def main(argv):
     del argv
-    if not 1 <= _BATCHES.value <= 30:
-        raise SystemExit(f'error: --batches must be 1 to 30, got {_BATCHES.value}')
+    f = flags.FLAGS
+    if not 1 <= f.batches <= 30:
+        raise SystemExit(f'error: --batches must be 1 to 30, got {f.batches}')
     experiment = experiments.get('laser_atari')
-    if _PRESET.value not in experiment.presets:
-        raise SystemExit(f'error: unknown --preset={_PRESET.value}; choose one of: '
+    if f.preset not in experiment.presets:
+        raise SystemExit(f'error: unknown --preset={f.preset}; choose one of: '
                          f'{", ".join(experiment.presets)}')
     try:
-        config = experiment.check(experiment.presets[_PRESET.value](
-            experiment.paper_config()).replace(game=_GAME.value, envs_per_actor=8))
+        config = experiment.check(experiment.presets[f.preset](
+            experiment.paper_config()).replace(game=f.game, envs_per_actor=8))
     except configs.ConfigError as e:
         raise SystemExit(f'error: {e}') from None
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     builder = experiment.builder(config)
     tf.random.set_seed(config.seed)
     learning = builder.learning_state()
-    if _CHECKPOINT.value:
+    if f.checkpoint:
         tf.train.Checkpoint(learner=tf.train.Checkpoint(network=learning.network)).restore(
-            _CHECKPOINT.value).expect_partial()
+            f.checkpoint).expect_partial()
     epsilon = config.rmsprop_epsilon
-    print(f'{_PRESET.value} preset ({config.core}), epsilon {epsilon:g}, '
-          f'{_BATCHES.value} batches of {config.batch_size}, '
-          f'{_CHECKPOINT.value or "untrained"}:')
-    squares = gradient_mean_squares(builder, learning, _BATCHES.value)
+    print(f'{f.preset} preset ({config.core}), epsilon {epsilon:g}, '
+          f'{f.batches} batches of {config.batch_size}, '
+          f'{f.checkpoint or "untrained"}:')
+    squares = gradient_mean_squares(builder, learning, f.batches)
     print('| variable | shape | rms gradient | median sqrt(ms) / sqrt(eps) | share ms > eps | '
           'rms of policy gradient / baseline / entropy terms |')
     print('|---|---|---|---|---|---|')
@@ -106,4 +100,11 @@ def main(argv):
 
 
 if __name__ == '__main__':
+    # Defined here, not at import: tests import this module beside the launchers' flags.
+    flags.DEFINE_string('preset', 'quick', "LASER on Atari's preset.")
+    flags.DEFINE_string('game', 'breakout', 'The game.')
+    flags.DEFINE_integer('batches', 20, 'Batches the mean squares are taken over '
+                         '(at most 30: the online queue holds 64 unrolls, 2 a batch).')
+    flags.DEFINE_string('checkpoint', None, "A run's checkpoint to restore the network from "
+                        '(default: untrained).')
     app.run(main)

@@ -245,7 +245,7 @@ def _kind(source, paper_tables):
 # `{row}`: the row and its seeds; `{row@5M}`: its score there (mean, lowest-highest) by its
 # statistic, `{row@2M/statistic}` by another (STATISTICS), `{row@2M|published}` beside the
 # published figure at the mark.
-_PLACEHOLDER = re.compile(r'\{([\w.\-]+)(?:@([\d.]+[kM])(?:/(\w+))?(\|published)?)?\}')
+PLACEHOLDER = re.compile(r'\{([\w.\-]+)(?:@([\d.]+[kM])(?:/(\w+))?(\|published)?)?\}')
 
 
 def _mark(text):
@@ -253,7 +253,7 @@ def _mark(text):
 
 
 def render(text, rows, folders):
-    """`text` with each placeholder (_PLACEHOLDER) replaced by the figure it names, computed
+    """`text` with each placeholder (PLACEHOLDER) replaced by the figure it names, computed
     from `folders`; 'no data yet' where the row has no folder or no score there."""
     def figure(match):
         name, at, statistic, published = match.groups()
@@ -272,7 +272,7 @@ def render(text, rows, folders):
         point = next(p for p in rows[name].published if p.frames == frames)
         return f'{score} at {at}: {verdict(score_at(folder, frames), point.score)} against ' \
                f'{point.score:g}'
-    return _PLACEHOLDER.sub(figure, text)
+    return PLACEHOLDER.sub(figure, text)
 
 
 def _commits(seeds):

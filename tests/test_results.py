@@ -45,7 +45,7 @@ def _folders():
 def _typed_figures(text):
     """The digits of `text` outside placeholders, `code`, paper references (table G.1) and the
     names of the sources (D4PG)."""
-    text = results_table._PLACEHOLDER.sub('', text)   # pylint: disable=protected-access
+    text = results_table.PLACEHOLDER.sub('', text)
     for name in results.SOURCES:
         text = text.replace(name, '')
     text = re.sub(r'`[^`]*`|\(results/[^)]*\)|\b(?:table|figure|sec\.|appendix) [A-Z]?\.?\d[\d.]*',
@@ -60,7 +60,7 @@ def test_a_headline_rows_causes_type_no_figure_and_stay_short(row, folders):
     naming a row; rendered, they hold at most 80 words."""
     assert row.causes, row.name
     assert _typed_figures(row.causes) == []
-    placeholders = results_table._PLACEHOLDER   # pylint: disable=protected-access
+    placeholders = results_table.PLACEHOLDER
     names = [m.group(1) for m in placeholders.finditer(row.causes)]
     assert set(names) <= set(results.ROWS)
     if all(folders[name] for name in names):
