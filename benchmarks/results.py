@@ -454,6 +454,12 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_batch16_replay_0.875', 'LASER, LSTM, batch 16 at 87.5% replay, first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=16',
                 '--config.replay_proportion=0.875'), **_LASER_2M),
+    # The control: the same LSTM agent and updates per frame with no replay (the preset's 2
+    # online rows alone, no carried states, no trust region at work), to tell whether the
+    # replayed rows drive the torso's runaway.
+    Row('laser_breakout_online_only', 'LASER, LSTM, no replay (2 online rows), first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=2',
+                '--config.replay_proportion=0'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
