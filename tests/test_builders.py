@@ -146,6 +146,56 @@ def test_every_import_between_packages_is_one_the_layering_table_allows():
     assert _package('agents', allowed) is None   # `agents/__init__.py` alone holds nothing
 
 
+def _modules():
+    """{module: its path} of every module of the project's packages."""
+    modules = {}
+    for folder in _PROJECT:
+        for path in _sources(folder):
+            name = os.path.relpath(path, ROOT)[:-len('.py')].replace(os.sep, '.')
+            modules[name.removesuffix('.__init__')] = path
+    return modules
+
+
+def _imported_modules(path, modules):
+    """The project's modules `path` imports, at its top or inside a function (`from package
+    import module` names the module)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                if f'{node.module}.{alias.name}' in modules:
+                    yield f'{node.module}.{alias.name}'
+                elif node.module in modules:
+                    yield node.module
+
+
+def test_no_module_imports_itself_back():
+    """No import cycle between the project's modules, not even through an import inside a
+    function (as agents/core/config_checks.py once imported population, which imports it)."""
+    modules = _modules()
+    graph = {name: set(_imported_modules(path, modules)) - {name}
+             for name, path in modules.items()}
+    assert 'agents.core.population' in graph['agents.impala.config']
+    for start in graph:
+        path, seen = [start], set()
+        stack = [(start, iter(sorted(graph[start])))]
+        while stack:
+            name, targets = stack[-1]
+            target = next(targets, None)
+            if target is None:
+                stack.pop()
+                path.pop()
+                continue
+            assert target != start, f'import cycle: {" -> ".join(path + [start])}'
+            if target not in seen:
+                seen.add(target)
+                path.append(target)
+                stack.append((target, iter(sorted(graph[target]))))
+
+
 def test_no_shared_layer_names_an_agent():
     """Shared layers hold agent-agnostic machinery: no agent's name in their imports."""
     for folder in ('agents/core', 'agents/ops', 'agents/networks', 'reverb_tables',

@@ -114,12 +114,6 @@ def rule(config, field: str):
                  if fnmatch.fnmatchcase(field, pattern)), None)
 
 
-def _population():
-    """agents/core/population.py, which imports this module."""
-    from agents.core import population  # pylint: disable=import-outside-toplevel
-    return population
-
-
 # (the fields, whether `config` keeps the relation, the line when it does not), checked where
 # the config has all the fields.
 RELATIONS = (
@@ -144,13 +138,6 @@ RELATIONS = (
                f'{c.unroll_length * c.action_repeat} frames): the replay would keep only '
                f'episodes shorter than an unroll; give it at least '
                f'{c.unroll_length * c.action_repeat}'),
-    # The learning rate is 0 from `anneal_frames` on (IMPALA table G.1's linear schedule),
-    # unless a population adapts it unannealed.
-    (('total_frames', 'anneal_frames'), lambda c: c.total_frames <= c.anneal_frames or (
-        not _population().anneals_learning_rate(c)),
-     lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
-               f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
-               f'least total_frames'),
     (('torso', 'channel_multiplier'), lambda c: c.torso == 'deep' or c.channel_multiplier == 1,
      lambda c: '--config.channel_multiplier widens the deep torso only: use --config.torso=deep, '
                'or channel_multiplier=1'),
@@ -162,6 +149,15 @@ RELATIONS = (
                f'batch needs at least one replayed and one online trajectory (batches take '
                f'round(proportion x batch) from replay)'),
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class Relation:
+    """A relation between fields of a config, declared by the section (or the experiment) that
+    has them (`RELATIONS`, agents/core/typed_config.py): whether `config` keeps it, and the
+    line when it does not."""
+    holds: Callable
+    line: Callable
 
 
 def declared(config) -> None:
@@ -178,6 +174,9 @@ def declared(config) -> None:
     for fields, holds, line in RELATIONS:
         if all(field in config for field in fields) and not holds(config):
             raise ConfigError(line(config))
+    for relation in type(config).relations():
+        if not relation.holds(config):
+            raise ConfigError(relation.line(config))
 
 
 def first_batch_frames(config) -> tuple[int, str]:

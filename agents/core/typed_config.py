@@ -39,7 +39,10 @@ def setting(default, cite: str, allowed=None, *, fixed_on_resume: bool | None = 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Config:
     """The base of every experiment's config: a flat, frozen set of fields, read as attributes
-    (`config.batch_size`) or by name (`config['batch_size']`, `'game' in config`)."""
+    (`config.batch_size`) or by name (`config['batch_size']`, `'game' in config`). Each section,
+    and each experiment for the relations across its sections, declares the relations between
+    its fields in `RELATIONS` (agents/core/config_checks.Relation)."""
+    RELATIONS = ()
 
     def replace(self, **values) -> 'Config':
         """A copy with `values`; a ValueError names a field this config does not have."""
@@ -56,6 +59,16 @@ class Config:
     @classmethod
     def about(cls, name: str) -> About:
         return cls.__dataclass_fields__[name].metadata[_ABOUT]
+
+    @classmethod
+    def relations(cls) -> tuple:
+        """The relations between its fields: every section's `RELATIONS`, then the
+        experiment's."""
+        found = []
+        for base in reversed(cls.__mro__):
+            found += [relation for relation in vars(base).get('RELATIONS', ())
+                      if relation not in found]
+        return tuple(found)
 
     @classmethod
     def fixed_on_resume(cls) -> tuple[str, ...]:
@@ -105,8 +118,9 @@ def config(cls):
 
 
 def sections(*parts: type) -> type:
-    """One config class holding the fields of every part (each a `@config` class): the base of
-    an experiment's config, composed rather than inherited from several parts."""
+    """One config class holding the fields and relations of every part (each a `@config`
+    class): the base of an experiment's config, composed rather than inherited from several
+    parts."""
     fields, owner = [], {}
     for part in parts:
         for name, field in part.__dataclass_fields__.items():
@@ -116,5 +130,6 @@ def sections(*parts: type) -> type:
             fields.append((name, field.type, dataclasses.field(
                 default=field.default, metadata=field.metadata)))
     name = ''.join(part.__name__ for part in parts)
+    relations = tuple(relation for part in parts for relation in part.relations())
     return dataclasses.make_dataclass(name, fields, bases=(Config,), frozen=True,
-                                      kw_only=True)
+                                      kw_only=True, namespace={'RELATIONS': relations})

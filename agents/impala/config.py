@@ -62,6 +62,13 @@ class RMSProp(typed_config.Config):
                                               "training's frames; a run stopped earlier "
                                               '(total_frames, the budget) keeps this schedule',
                                  checks.ANNEALING)
+    # The learning rate is 0 from `anneal_frames` on, unless a population adapts it unannealed
+    # (agents/core/population.py).
+    RELATIONS = (checks.Relation(
+        lambda c: c.total_frames <= c.anneal_frames or not population.anneals_learning_rate(c),
+        lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
+                  f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
+                  f'least total_frames'),)
 
 
 @typed_config.config
