@@ -457,7 +457,7 @@ ROWS = {row.name: row for row in (
     # The fourth candidate with each update's step held at the preset's: the loss sums over the
     # batch (IMPALA table G.1), so 16 rows double the gradient, and TF1's RMSProp (epsilon
     # inside the square root) steps the same for g and epsilon as for 2g and 4 epsilon; the
-    # replayed rows then halve the gradient's noise, not double the step.
+    # replayed rows then halve the gradient's variance, not double the step.
     Row('laser_breakout_batch16_replay_0.875_epsilon_4e-3',
         'LASER, LSTM, batch 16 at 87.5% replay, epsilon 4e-3, first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=16',
