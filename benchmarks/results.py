@@ -469,6 +469,14 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_online_only', 'LASER, LSTM, no replay (2 online rows), first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=2',
                 '--config.replay_proportion=0'), **_LASER_2M),
+    # The LSTM fed the torso's output alone, without figure 3's last action and reward: in the
+    # control's probes the torso went silent while the state's share of the gates' input held,
+    # as if the value term (most of the gradient, benchmarks/gradient_scale.py) were met from
+    # the reward and action inputs the state integrates, and the frame were noise to it.
+    Row('laser_breakout_no_last_action_reward',
+        'LASER, LSTM fed the torso alone (no last action or reward), first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',

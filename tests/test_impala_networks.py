@@ -70,6 +70,22 @@ def test_dmlab_parameter_counts(torso, expected, low, high):
     assert _num_params(net) == expected
 
 
+def test_core_without_last_action_and_reward_hears_the_torso_alone():
+    """`last_action_reward=False`: the LSTM's input is the torso's 256 outputs, and the
+    policy and value do not move with the last action or reward."""
+    net = impala.ImpalaRecurrentNet(DMLAB_ACTIONS, use_instruction=False,
+                                    last_action_reward=False)
+    inputs = dict(_recurrent_inputs(t=3, b=2), instruction=None)
+    out, _ = net.unroll(**inputs, state=net.initial_state(2))
+    assert net.core.trainable_variables and {
+        tuple(v.shape) for v in net.core.trainable_variables if 'w_i' in v.name} == {(256, 1024)}
+    other = dict(inputs, last_action=(inputs['last_action'] + 1) % DMLAB_ACTIONS,
+                 last_reward=inputs['last_reward'] + 1.0)
+    moved, _ = net.unroll(**other, state=net.initial_state(2))
+    np.testing.assert_array_equal(out.logits.numpy(), moved.logits.numpy())
+    np.testing.assert_array_equal(out.value.numpy(), moved.value.numpy())
+
+
 def test_state_reset_on_first_splits_episodes():
     """An unroll across an episode boundary equals the two episodes unrolled separately."""
     t, k = 5, 2

@@ -128,7 +128,8 @@ class ImpalaBuilder(UnrollBuilder):
 
 def unroll_network(environment_specs, config: typed_config.Config) -> snt.Module:
     """Figure 3's net, computing in `precision`: feed-forward (IMPALA's Atari experts) or with
-    the LSTM core fed the last action and clipped reward (`core='lstm'`); on DMLab, whose
+    the LSTM core fed the last action and clipped reward (`core='lstm'`; the torso's
+    output alone without `core_last_action_reward`); on DMLab, whose
     observation holds the instruction's words, always with the core and the instruction
     encoder (figure 3, right). The network factory of IMPALA's and LASER's entries."""
     observation_spec, action_spec = environment_specs
@@ -140,7 +141,7 @@ def unroll_network(environment_specs, config: typed_config.Config) -> snt.Module
             use_instruction=False)
         network = impala_networks.ImpalaRecurrentNet(
             num_actions, torso=c.torso, channel_multiplier=c.channel_multiplier,
-            precision=c.precision, **words)
+            precision=c.precision, last_action_reward=c.core_last_action_reward, **words)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
                                             observation_spec)
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,

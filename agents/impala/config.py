@@ -28,6 +28,10 @@ class UnrollNetwork(typed_config.Config):
     channel_multiplier: int = setting(1, "IMPALA figure 3's channels (LASER widens them 4x)",
                                       checks.Rule(checks.COUNT, 'a width factor'),
                                       fixed_on_resume=True)
+    core_last_action_reward: bool = setting(
+        True, "IMPALA figure 3: the LSTM is fed the last action and clipped reward beside the "
+              "torso's output; False feeds it the torso's alone (issue 57's diagnostic)",
+        fixed_on_resume=True)
 
 
 @typed_config.config

@@ -154,9 +154,11 @@ class ImpalaRecurrentNet(snt.Module):
     """
 
     def __init__(self, num_actions, torso='shallow', use_instruction=True, channel_multiplier=1,
-                 vocabulary_size=1000, precision='float32', name='impala_recurrent_net'):
+                 vocabulary_size=1000, precision='float32', last_action_reward=True,
+                 name='impala_recurrent_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
+        self._last_action_reward = last_action_reward
         self._torso = snt.BatchApply(make_torso(torso, channel_multiplier,
                                                 layers.compute_dtype(precision)))
         self._instruction = (snt.BatchApply(InstructionEncoder(vocab_size=vocabulary_size))
@@ -168,7 +170,8 @@ class ImpalaRecurrentNet(snt.Module):
 
     @property
     def core(self) -> snt.LSTM:
-        """The LSTM 256, fed [torso output, clipped reward, one-hot last action(, instruction)]."""
+        """The LSTM 256, fed [torso output, clipped reward, one-hot last action(, instruction)];
+        the torso output alone (and the instruction) without `last_action_reward`."""
         return self._core
 
     def initial_state(self, batch_size):
@@ -195,9 +198,10 @@ class ImpalaRecurrentNet(snt.Module):
         """
         if isinstance(observation, dict):
             observation, instruction = observation['pixels'], observation['instruction']
-        inputs = [self._torso(observation),
-                  tf.clip_by_value(last_reward, -1.0, 1.0)[..., None],
-                  tf.one_hot(last_action, self._num_actions)]
+        inputs = [self._torso(observation)]
+        if self._last_action_reward:
+            inputs += [tf.clip_by_value(last_reward, -1.0, 1.0)[..., None],
+                       tf.one_hot(last_action, self._num_actions)]
         if self._instruction is not None:
             inputs.append(self._instruction(instruction))
         core_input = tf.concat([tf.cast(x, tf.float32) for x in inputs], axis=-1)  # layers.py
