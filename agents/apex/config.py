@@ -149,19 +149,10 @@ def _quick(c, **values):
         min_replay_size=2_000, batch_size=64, prefetch_batches=2, eval_episodes=5, **values)
 
 
-# Each experiment's quick preset: Ape-X DQN on an Atari game, Ape-X DPG on a control task.
-# Both hold the learner to a fixed number of transitions sampled per transition inserted: on 2
-# cores an unthrottled learner samples 0.73 (DQN) or 2.5 (DPG) per inserted one and learns far
-# less per frame than the paper's 22.8B frames make up for (results/README.md,
-# `apex_dqn_breakout_spi8`, `apex_dpg_*_spi32`). DQN's 8 is DQN's own ratio (Mnih et al. 2015:
-# a batch of 32 every 4 steps); DPG's 32 is Acme D4PG's default `samples_per_insert`. DPG's keeps
-# appendix D's networks, the paper's: with Acme D4PG's (`--config.network=d4pg`) walker walk is
-# ahead of D4PG's curve (`apex_dpg_walker_walk_d4pg_network`), a difference of agents, not of
-# machines. DQN's replay holds 1M transitions, the size sec. 5 "kept ... fixed at 1 million
-# transitions" in its actor-scaling runs (the main runs': 2M, sec. 4.1), and RLlib Ape-X's
-# (`atari-apex.yaml`, buffer_size): 100k held only the last 400k frames, and Breakout fell from
-# 27 at 5M to 19 at 10M where 1M went on rising (`apex_dqn_breakout_replay100k`); 4.8 GB of
-# replay server memory.
+# Each experiment's quick preset: Ape-X DQN on an Atari game, Ape-X DPG on a control task, the
+# learner held to a fixed number of transitions sampled per transition inserted (DQN's own 8,
+# Acme D4PG's 32), appendix D's networks, DQN's replay of 1M transitions (sec. 5's actor-scaling
+# runs). Why each, with the runs that showed it: docs/fidelity.md, "The small-machine presets".
 quick_dqn = functools.partial(_quick, total_frames=2_000_000, target_update_period=500,
                               envs_per_actor=8, samples_per_insert=8.0,
                               replay_capacity=1_000_000)

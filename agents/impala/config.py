@@ -30,7 +30,8 @@ class UnrollNetwork(typed_config.Config):
                                       fixed_on_resume=True)
     core_last_action_reward: bool = setting(
         True, "IMPALA figure 3: the LSTM is fed the last action and clipped reward beside the "
-              "torso's output; False feeds it the torso's alone (issue 57's diagnostic)",
+              "torso's output; False, not from the paper: the torso's output alone (the row "
+              "laser_breakout_no_last_action_reward)",
         fixed_on_resume=True)
 
 
@@ -135,20 +136,10 @@ class ImpalaAtari(typed_config.sections(*_IMPALA, environment_config.Atari)):
 
 
 def quick(c: ImpalaAtari) -> ImpalaAtari:
-    """`--preset=quick`: the demo on a 2-core machine (under 15 minutes), not the paper.
-
-    Table G.1 is tuned for 200M frames; in the 2.5M frames a 2-core machine trains in the
-    demo's time, those settings leave the policy uniform on Breakout. Two changes make it learn
-    there (measured in benchmarks/README.md): RMSProp epsilon 1e-5, one of table D.1's sweep
-    values, so that steps are normalised by the gradient scale instead of being capped by the
-    epsilon; and batches of 4 unrolls, so that a frame buys 8x more updates. Its actors step
-    8 games each, not the paper preset's 16: at batch 4 an actor's 16 unrolls are 4 updates,
-    which doubles the policy's lag, and one demo run with 16 ended at 4.7 where two with 8
-    ended at 7.4 and 10.2 (benchmarks/README.md, "Games per actor"). The budget of 2.5M frames
-    stops the run; the learning rate keeps table G.1's schedule over 200M (`anneal_frames`):
-    annealed to 0 at the budget instead, a 10M-frame Breakout run scored half as much
-    (results/README.md, `impala_breakout_anneal_10m`).
-    """
+    """`--preset=quick`: the demo on a 2-core machine (under 15 minutes), not the paper: 2.5M
+    frames (the learning rate on table G.1's 200M-frame schedule), batches of 4, RMSProp epsilon
+    1e-5 (table D.1's sweep), 8 games per actor, 5 evaluation episodes. Why each, with the runs
+    that showed it: docs/fidelity.md, "The small-machine presets"."""
     return runtime_config.quick(c, total_frames=2_500_000, batch_size=4, rmsprop_epsilon=1e-5,
                                 eval_episodes=5, envs_per_actor=8)
 

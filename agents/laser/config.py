@@ -166,30 +166,11 @@ class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environ
 
 
 def quick(c):
-    """`--preset=quick`: a small machine, not the paper. The shallow net (the paper's net has
-    15 convolutions of 64-128 channels against the shallow net's 2 of 16-32: far more work per
-    frame than 2 cores give), batches of 8 with 75% replay (the paper's
-    96% leaves too few online unrolls in a small batch), 100k observations of replay, RMSProp
-    epsilon 1e-3, 5M frames per agent, one actor process of 8 environments per agent.
-
-    The epsilon: IMPALA's quick preset's 1e-5 makes the LSTM collapse on Breakout (the torso's
-    few live units grow to ~30, the LSTM's cells saturate and its output stops depending on the
-    frame: a uniform policy through 2M frames), 1e-3 does not (benchmarks/README.md, "Why the
-    recurrent agent stayed at random play"); the paper config's 0.01 (IMPALA table G.1's; LASER
-    states none for Atari) left IMPALA's feed-forward net uniform for 2.5M frames
-    (agents/impala/config.py, `quick`), and here keeps the LSTM's cells bounded but the
-    network near random play through 2M frames, and 3e-3 keeps them bounded in
-    three runs that reach 5.9-11.6 at 5M, where the 1e-3 runs that escape reach 15.3-24.2
-    (results/README.md, `laser_breakout`).
-
-    The learning rate anneals to 0 at the budget (`anneal_frames` = `total_frames`, 5M), not on
-    the paper config's 200M-frame schedule as IMPALA's quick preset does: on Breakout none of
-    four runs on the 200M schedule ended above 5.1 at 5M (two collapsed; batch 32 learnt to 10.7,
-    then at 3.8M its policy turned deterministic at the constant rate), where five of eight
-    runs annealed at 5M reached 15.3-24.2 (results/README.md, `laser_breakout`). Annealing
-    does not decide the LSTM's collapse, which takes a third to a half of the runs at this
-    scale on either schedule. A run given another `total_frames` needs `anneal_frames` at
-    least as large (a larger budget alone is refused)."""
+    """`--preset=quick`: a small machine, not the paper: the shallow net, batches of 8 with 75%
+    replay, 100k observations of replay, RMSProp epsilon 1e-3, 5M frames per agent with the
+    learning rate annealed to 0 at them (a larger budget needs `anneal_frames` as large), one
+    actor process of 8 environments per agent. Why each, with the runs that showed it:
+    docs/fidelity.md, "The small-machine presets"."""
     return runtime_config.quick(
         c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
         replay_capacity_observations=100_000, rmsprop_epsilon=1e-3, total_frames=5_000_000,
