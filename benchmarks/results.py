@@ -477,6 +477,13 @@ ROWS = {row.name: row for row in (
         'LASER, LSTM fed the torso alone (no last action or reward), first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.core_last_action_reward=false'), **_LASER_2M),
+    # The LSTM initialised as IMPALA's released agent's (scalable_agent: TF1's LSTMBlockCell,
+    # one Glorot-uniform kernel over [input, state]): weights of std 0.036 where Sonnet 2's are
+    # 0.062, so each gate's recurrent matrix starts with a gain of about 0.6, not 1.
+    Row('laser_breakout_lstm_block_cell_init',
+        "LASER, LSTM initialised as IMPALA's released agent's, first 2M",
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',

@@ -86,6 +86,38 @@ def test_core_without_last_action_and_reward_hears_the_torso_alone():
     np.testing.assert_array_equal(out.value.numpy(), moved.value.numpy())
 
 
+@pytest.mark.parametrize('last_action_reward, instruction', [(True, True), (False, False)])
+def test_lstm_block_cell_initialisation(last_action_reward, instruction):
+    """`lstm_init='lstm_block_cell'`: the core's w_i and w_h are one Glorot-uniform kernel
+    over [input, state] (TF1 LSTMBlockCell's): uniform within +-sqrt(6 / (in + 256 + 1024)),
+    in the torso's 256 (+ reward and one-hot action) (+ the instruction's 64); the biases 0
+    but the forget gate's 1. The instruction's LSTM 64 likewise, over its 20-wide words."""
+    net = impala.ImpalaRecurrentNet(DMLAB_ACTIONS, use_instruction=instruction,
+                                    last_action_reward=last_action_reward,
+                                    lstm_init='lstm_block_cell')
+    inputs = _recurrent_inputs(t=1, b=1)
+    if not instruction:
+        inputs['instruction'] = None
+    net.unroll(**inputs, state=net.initial_state(1))
+    core_in = 256 + (1 + DMLAB_ACTIONS) * last_action_reward + 64 * instruction
+    lstms = [(net.core, core_in, 256)] + [
+        (m, 20, 64) for m in net.submodules
+        if isinstance(m, snt.LSTM) and m is not net.core]
+    assert len(lstms) == 1 + instruction
+    for core, fan_in, hidden in lstms:
+        limit = np.sqrt(6 / (fan_in + 5 * hidden))
+        weights = {v.name.split('/')[-1].split(':')[0]: v.numpy()
+                   for v in core.trainable_variables}
+        assert weights['w_i'].shape == (fan_in, 4 * hidden)
+        for w in (weights['w_i'], weights['w_h']):
+            assert np.abs(w).max() <= limit
+            # A uniform's std is limit / sqrt(3); over >= 16k draws 2% is ~4 standard errors.
+            assert abs(w.std() / (limit / np.sqrt(3)) - 1) < 0.02
+        expected_bias = np.zeros(4 * hidden)
+        expected_bias[hidden:2 * hidden] = 1.0            # gates i, f, g, o: f's bias is 1
+        np.testing.assert_array_equal(weights['b'], expected_bias)
+
+
 def test_state_reset_on_first_splits_episodes():
     """An unroll across an episode boundary equals the two episodes unrolled separately."""
     t, k = 5, 2

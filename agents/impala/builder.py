@@ -141,7 +141,8 @@ def unroll_network(environment_specs, config: typed_config.Config) -> snt.Module
             use_instruction=False)
         network = impala_networks.ImpalaRecurrentNet(
             num_actions, torso=c.torso, channel_multiplier=c.channel_multiplier,
-            precision=c.precision, last_action_reward=c.core_last_action_reward, **words)
+            precision=c.precision, last_action_reward=c.core_last_action_reward,
+            lstm_init=c.core_lstm_init, **words)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
                                             observation_spec)
         network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,

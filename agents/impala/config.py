@@ -33,6 +33,11 @@ class UnrollNetwork(typed_config.Config):
               "torso's output; False, not from the paper: the torso's output alone (the row "
               "laser_breakout_no_last_action_reward)",
         fixed_on_resume=True)
+    core_lstm_init: str = setting(
+        'sonnet2', "not stated in the papers: Sonnet 2's LSTM initialisation; 'lstm_block_cell' "
+                   "is IMPALA's released agent's (scalable_agent's experiment.py, "
+                   "tf.contrib.rnn.LSTMBlockCell: Glorot uniform over [input, state])",
+        choices.LSTM_INITIALIZERS, fixed_on_resume=True)
 
 
 @typed_config.config

@@ -5,6 +5,7 @@ of sec. 5.3.2 and app. G (the same torsos, 4 stacked frames, no LSTM). Their tor
 the nets' `precision`; the LSTMs and output layers in float32 (agents/networks/layers.py).
 """
 import collections
+import math
 
 import sonnet as snt
 import tensorflow as tf
@@ -12,6 +13,21 @@ import tensorflow as tf
 from agents.networks import layers
 
 PolicyValue = collections.namedtuple('PolicyValue', ['logits', 'value'])
+
+
+def lstm(hidden_size: int, input_size: int, initializer: str = 'sonnet2') -> snt.LSTM:
+    """An LSTM whose weights start as `initializer` says, its forget gate's bias at 1 either
+    way: 'sonnet2' is snt.LSTM's (truncated normals of std 1/sqrt(fan-in), for w_i and w_h
+    apart); 'lstm_block_cell' is the TF1 cell IMPALA's released agent uses
+    (tf.contrib.rnn.LSTMBlockCell): one Glorot-uniform kernel over [input, state] -> 4 gates,
+    so every weight in +-sqrt(6 / (input_size + 5 * hidden_size))."""
+    if initializer == 'sonnet2':
+        return snt.LSTM(hidden_size)
+    if initializer != 'lstm_block_cell':
+        raise ValueError(f'unknown LSTM initializer {initializer!r}')
+    limit = math.sqrt(6.0 / (input_size + hidden_size + 4 * hidden_size))
+    uniform = snt.initializers.RandomUniform(-limit, limit)
+    return snt.LSTM(hidden_size, w_i_init=uniform, w_h_init=uniform)
 
 
 def frames_to_float(observation, dtype: tf.DType = tf.float32):
@@ -131,11 +147,12 @@ class InstructionEncoder(snt.Module):
     output is the LSTM output at the last non-padding word (zeros for an empty instruction).
     """
 
-    def __init__(self, vocab_size=1000, embed_dim=20, hidden_size=64,
+    def __init__(self, vocab_size=1000, embed_dim=20, hidden_size=64, lstm_init='sonnet2',
                  name='instruction_encoder'):
         super().__init__(name=name)
         self._embed = snt.Embed(vocab_size=vocab_size, embed_dim=embed_dim)
-        self._lstm = snt.LSTM(hidden_size)
+        self._lstm = lstm(hidden_size, embed_dim, lstm_init)
+        self.output_size = hidden_size
 
     def __call__(self, instruction):
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(instruction, 0), tf.int32), axis=-1)
@@ -155,15 +172,18 @@ class ImpalaRecurrentNet(snt.Module):
 
     def __init__(self, num_actions, torso='shallow', use_instruction=True, channel_multiplier=1,
                  vocabulary_size=1000, precision='float32', last_action_reward=True,
-                 name='impala_recurrent_net'):
+                 lstm_init='sonnet2', name='impala_recurrent_net'):
         super().__init__(name=name)
         self._num_actions = num_actions
         self._last_action_reward = last_action_reward
         self._torso = snt.BatchApply(make_torso(torso, channel_multiplier,
                                                 layers.compute_dtype(precision)))
-        self._instruction = (snt.BatchApply(InstructionEncoder(vocab_size=vocabulary_size))
-                             if use_instruction else None)
-        self._core = snt.LSTM(256)
+        encoder = (InstructionEncoder(vocab_size=vocabulary_size, lstm_init=lstm_init)
+                   if use_instruction else None)
+        self._instruction = snt.BatchApply(encoder) if encoder is not None else None
+        core_input_size = (256 + (1 + num_actions if last_action_reward else 0)
+                           + (encoder.output_size if encoder is not None else 0))
+        self._core = lstm(256, core_input_size, lstm_init)
         self._policy = snt.BatchApply(layers.Linear(num_actions, output=True,
                                                     name='policy_logits'))
         self._baseline = snt.BatchApply(layers.Linear(1, output=True, name='baseline'))

@@ -17,3 +17,6 @@ CLIPPINGS = (SYMMETRIC, OPTIMISTIC_ASYMMETRIC)
 
 # agents/core/optimizers.py (`RMSPROP_FORMS`).
 RMSPROP_FORMS = ('tf1', 'pytorch')
+
+# agents/networks/impala.py (`lstm`).
+LSTM_INITIALIZERS = ('sonnet2', 'lstm_block_cell')
