@@ -96,7 +96,9 @@ def _command_config(row):
         if field.startswith('config.'):
             field = field.removeprefix('config.')
             assert field in config, flag
-            config = config.replace(**{field: type(config[field])(value)})
+            kind = type(config[field])
+            parsed = value.lower() in ('true', 't', '1') if kind is bool else kind(value)
+            config = config.replace(**{field: parsed})
         elif field != 'preset':
             assert field == spec.target_field, flag
             config = config.replace(**{field: value})
