@@ -484,6 +484,14 @@ ROWS = {row.name: row for row in (
         "LASER, LSTM initialised as IMPALA's released agent's, first 2M",
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
+    # The two before together: neither ran away in three seeds, and each left random play
+    # between 1M and 1.5M; whether their effects add.
+    Row('laser_breakout_lstm_block_cell_init_no_last_action_reward',
+        "LASER, LSTM fed the torso alone and initialised as IMPALA's released agent's, "
+        'first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false',
+                '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
