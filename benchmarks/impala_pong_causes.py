@@ -13,7 +13,6 @@ one annealed over its 20M), so stopping early changes nothing else.
 The summary prints each variant's mean training return and the policy's entropy per step over
 bins of --bin_frames (random play: -20.7; uniform: ln 6 = 1.792).
 """
-import json
 import os
 
 import numpy as np
@@ -73,8 +72,7 @@ def summary(run_dir: str, frames: int, bin_frames: int = M) -> list[str]:
     returns = np.array([float(e['episode_return']) for e in episodes])
     learner_frames = np.array([float(r['frames']) for r in learner])
     updates = np.array([float(r['step']) for r in learner])
-    with open(os.path.join(run_dir, 'config.json')) as f:
-        config = json.load(f)
+    config = runs.read_config(run_dir)
     entropy = np.array([-float(r['entropy_loss']) for r in learner]) / (
         config['batch_size'] * config['unroll_length'])
     lines = []

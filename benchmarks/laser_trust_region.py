@@ -14,7 +14,6 @@ of replayed states the trust region rejected (over the last half of training); w
 members' curves (mean of 100 episodes) into one PNG.
 """
 import csv
-import json
 import os
 import subprocess
 import sys
@@ -70,7 +69,7 @@ def main(argv):
                 curve, score, kl_online, kl_replay, rejected = _member_figures(path)
                 print(f'  {path.name}: last 100 episodes {score:.1f}; KL online {kl_online:.4f}, '
                       f'replay {kl_replay:.4f}; replayed states rejected {rejected:.1%}')
-                rate = json.loads((path / 'config.json').read_text())['learning_rate']
+                rate = runs.read_config(path)['learning_rate']
                 curves.append((f'{overrides}, learning rate {rate:g}', curve, None))
     plots.learning_curves(curves, _OUT.value, paper_label='')
     print(f'curves: {_OUT.value}')

@@ -22,8 +22,9 @@ from agents.core import typed_config
 from agents.core.config_checks import ConfigError  # noqa: F401  (raised to launch programs)
 from launch import experiments
 from launch import input_checks
+from paper_tables import runs
 
-CONFIG_FILE = 'config.json'
+CONFIG_FILE = runs.CONFIG_FILE
 # Fields added since runs were first saved whose earlier behaviour another saved field gave:
 # such a run resumes with that field's value, not the paper's. `anneal_frames` split the
 # learning rate's horizon from the budget `total_frames` (issue 36).
@@ -119,12 +120,13 @@ def resolve(experiment: experiments.Experiment, *, paper: typed_config.Config,
     program's --game or --task) and `sweep` (--sweep, which sets the number of learners).
     `resume_hint`: a run of another experiment in `run_dir` is refused with the program that
     resumes it, where launch/ has one."""
-    saved = _read(run_dir)
-    if saved is not None and saved['experiment'] != experiment.name:
-        program = f'launch.{saved["experiment"]}'
+    found = _read(run_dir)
+    saved = found[2] if found else None
+    if found and found[0].name != experiment.name:
+        program = f'launch.{found[0].name}'
         hint = (f'resume it with {program}, or '
                 if resume_hint and importlib.util.find_spec(program) else '')
-        raise ConfigError(f'{run_dir} holds a run of {saved["experiment"]}, not of '
+        raise ConfigError(f'{run_dir} holds a run of {found[0].name}, not of '
                           f'{experiment.name}: {hint}choose another --run_dir')
     config = paper
     resumed = None
@@ -184,30 +186,29 @@ def precision_note(spec: RunSpec) -> str | None:
             f'{before} until now (its float32 checkpoints read back in either)')
 
 
-def _read(run_dir: str) -> dict | None:
-    """RUN_DIR/config.json, read once; None if there is none; one line if it is not a run's,
-    or a field is not its experiment's or holds another type than its paper value (a file
-    edited by hand)."""
-    path = os.path.join(run_dir, CONFIG_FILE)
-    if not os.path.exists(path):
-        return None
+def _read(run_dir: str) -> tuple[experiments.Experiment, typed_config.Config, dict] | None:
+    """The run saved in `run_dir` (its config.json, read once): its experiment, that
+    experiment's paper config and the saved fields; None if there is none; one line if the file
+    is not a run's, or a field is not its experiment's or holds another type than its paper
+    value (a file edited by hand)."""
     try:
-        with open(path) as f:
-            saved = json.load(f)
-        experiment = saved['experiment']
-    except (ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f'{path} is not a run config ({e}): repair it, or delete it to start '
-                          f'the run afresh') from None
-    paper = experiments.get(experiment).paper_config()   # one line for an unknown experiment
+        saved = runs.read_config(run_dir)
+    except ValueError as e:
+        raise ConfigError(f'{e}: repair it, or delete it to start the run afresh') from None
+    if saved is None:
+        return None
+    path = os.path.join(run_dir, CONFIG_FILE)
+    experiment = experiments.get(saved['experiment'])   # one line for an unknown experiment
+    paper = experiment.paper_config()
     for field, value in saved.items():
         if field not in paper:
-            raise ConfigError(f'{path}: "{field}" is not a field of {experiment}: delete it '
-                              f'(a file edited by hand?)')
+            raise ConfigError(f'{path}: "{field}" is not a field of {experiment.name}: delete '
+                              f'it (a file edited by hand?)')
         _check_saved_type(path, field, value, paper[field])
     for field, was in _WAS.items():
         if field in paper and field not in saved and was in saved:
             saved[field] = saved[was]
-    return saved
+    return experiment, paper, saved
 
 
 _KINDS = {bool: 'true or false', int: 'an integer', float: 'a number', str: 'a string'}
@@ -243,9 +244,9 @@ def save(config: typed_config.Config, run_dir: str) -> None:
 def load(run_dir: str) -> RunSpec:
     """The spec saved in `run_dir`, with fields added to its experiment since then at their
     paper values: what evaluation and the results rows read."""
-    saved = _read(run_dir)
-    if saved is None:
+    found = _read(run_dir)
+    if found is None:
         raise ConfigError(f'{os.path.join(run_dir, CONFIG_FILE)} not found: is {run_dir!r} a '
                           f'run directory?')
-    experiment = experiments.get(saved['experiment'])
-    return RunSpec(experiment, run_dir, experiment.paper_config().replace(**saved), saved)
+    experiment, paper, saved = found
+    return RunSpec(experiment, run_dir, paper.replace(**saved), saved)

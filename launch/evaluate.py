@@ -98,14 +98,15 @@ def training_games(run_dir: str, before_frames: int) -> list[dict]:
     return rows
 
 
-def evaluate_run(run_dir: str, protocol_name: str | None = None, episodes: int | None = None,
-                 checkpoint: str | None = None, before_frames: int | None = None) -> list[dict]:
-    """Evaluates and appends one row per episode to RUN_DIR/evaluation.csv: episodes played by
-    the checkpoint's policy (a multi-task run's: `episodes` on each task, rows named as the
-    paper's tables name the task), or, for a protocol scored on training (`from_training`),
-    the last training episodes before `before_frames` (default: the run's total frames)."""
-    spec = configs.load(run_dir)
-    config = spec.config
+def evaluate_run(spec: configs.RunSpec, protocol_name: str | None = None,
+                 episodes: int | None = None, checkpoint: str | None = None,
+                 before_frames: int | None = None) -> list[dict]:
+    """Evaluates the run of `spec` and appends one row per episode to RUN_DIR/evaluation.csv:
+    episodes played by the checkpoint's policy (a multi-task run's: `episodes` on each task,
+    rows named as the paper's tables name the task), or, for a protocol scored on training
+    (`from_training`), the last training episodes before `before_frames` (default: the run's
+    total frames)."""
+    run_dir, config = spec.run_dir, spec.config
     protocol = check_request(spec, protocol_name, episodes, checkpoint, before_frames)
     if episodes is None:
         episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
@@ -216,42 +217,51 @@ def _print_training_by_task(run_dir: str, builder) -> None:
           f'{run_logging.task_returns_table(by_task)}', flush=True)
 
 
-def evaluate_and_report(run_dir: str, learner_dirs: list[str]) -> None:
-    """End of training: evaluate every learner's last checkpoint; print the table against the
-    paper for the run, or for a run of several learners (a sweep) each member's score and the
-    table for the best (LASER app. A.3: "the best performing agent instance within each
-    sweep")."""
-    from paper_tables import compare  # pylint: disable=import-outside-toplevel
-    from paper_tables import runs  # pylint: disable=import-outside-toplevel
+def evaluate_and_report(run_dir: str, learners: list[configs.RunSpec]) -> None:
+    """End of training: evaluate every learner's last checkpoint (`learners`: each one's
+    spec, as the launcher holds them); print the table against the paper for the run, or for a
+    run of several learners (a sweep) each member's score and the table for the best (LASER
+    app. A.3: "the best performing agent instance within each sweep")."""
+    # pylint: disable=import-outside-toplevel  (TensorFlow's and the tables': after training)
+    from paper_tables import catalog
+    from paper_tables import compare
+    from paper_tables import runs
+    table = no_table = None
+    try:
+        table = catalog.default_table(learners[0].experiment.name)
+    except ValueError as e:
+        no_table = e
     scores = {}
-    for learner_dir in learner_dirs:
+    for spec in learners:
         try:
-            scores[learner_dir] = _member_score(evaluate_run(learner_dir),
-                                                configs.load(learner_dir).experiment.name)
+            scores[spec.run_dir] = _member_score(evaluate_run(spec), table)
         except configs.ConfigError as e:   # e.g. a member that finished no episode
-            print(f'[evaluate] {learner_dir}: {e}', flush=True)
+            print(f'[evaluate] {spec.run_dir}: {e}', flush=True)
     if not scores:
         return
-    if len(learner_dirs) > 1:
+    if len(learners) > 1:
         print(runs.members_table(run_dir), flush=True)
+    if table is None:
+        print(f'[evaluate] no comparison with the paper: {no_table}', flush=True)
+        return
     try:
-        compare.main_report([max(scores, key=scores.get)])
+        compare.main_report([max(scores, key=scores.get)], *table)
     except ValueError as e:
         print(f'[evaluate] no comparison with the paper: {e}', flush=True)
 
 
-def _member_score(rows: list[dict], experiment: str) -> float:
-    """What picks the best learner: its mean score on its one game, or over several tasks the
-    mean capped human-normalised score (IMPALA appendix B; PBT's fitness, appendix F)."""
+def _member_score(rows: list[dict], table: tuple[str, str] | None) -> float:
+    """What picks the best learner: its mean score on its one game, or over the several tasks
+    of the paper's `table` the mean capped human-normalised score (IMPALA appendix B; PBT's
+    fitness, appendix F)."""
     from paper_tables import catalog  # pylint: disable=import-outside-toplevel
     from paper_tables import scores  # pylint: disable=import-outside-toplevel
     by_game = {}
     for row in rows:
         by_game.setdefault(row['game'], []).append(row['score'])
-    if len(by_game) == 1:
+    if len(by_game) == 1 or table is None:
         return float(np.mean([row['score'] for row in rows]))
-    suite = catalog.get_table(*catalog.default_table(experiment)).suite
-    return scores.mean_capped_human_normalised(suite, by_game)
+    return scores.mean_capped_human_normalised(catalog.get_table(*table).suite, by_game)
 
 
 def main(argv):
@@ -259,7 +269,8 @@ def main(argv):
     f = flags.FLAGS
     try:
         input_checks.command_line(sys.argv, role='local', launcher='local')
-        evaluate_run(f.run_dir, f.protocol, f.episodes, f.checkpoint, f.before_frames)
+        evaluate_run(configs.load(f.run_dir), f.protocol, f.episodes, f.checkpoint,
+                     f.before_frames)
     except configs.ConfigError as e:
         print(f'error: {e}', file=sys.stderr)
         sys.exit(2)

@@ -11,6 +11,7 @@ Every experiment program runs one of these roles:
 The same program with --role and --replay_address=host:port spreads over many machines.
 """
 import ctypes
+import dataclasses
 import os
 import re
 import signal
@@ -348,6 +349,16 @@ def restart_role(process, code: int, consequence: str) -> None:
     process.start()
 
 
+def learner_spec(spec: configs.RunSpec, learner_id: int) -> configs.RunSpec:
+    """Learner `learner_id`'s spec: its sweep member's config (agents/core/sweeps.py) in its
+    directory (builders.learner_dir: the run's own with one learner), as its learner saves it
+    there for evaluation and reports."""
+    config = spec.experiment.sweeps.member_config(spec.config, learner_id)
+    run_dir = builders.learner_dir(spec.run_dir, learner_id, spec.config.num_learners)
+    saved = spec.saved if run_dir == spec.run_dir else None
+    return dataclasses.replace(spec, run_dir=run_dir, config=config, saved=saved)
+
+
 def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: str | None,
              actor_id: int, learner_id: int, replay_wait_s: float,
              launcher: Callable[[], object] | None = None) -> None:
@@ -380,11 +391,10 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
             spec.write()
             if note:   # and in each learner's log, which its sitting's lines follow
                 _append_to_learner_logs(run_dir, config.num_learners, f'[launcher] {note}')
-            learner_dirs = [builders.learner_dir(run_dir, i, config.num_learners)
-                            for i in range(config.num_learners)]
+            learners = [learner_spec(spec, i) for i in range(config.num_learners)]
             launch(placer, run_dir=run_dir, num_learners=config.num_learners,
                    num_actors=config.num_actors,
-                   on_finished=lambda: evaluate.evaluate_and_report(run_dir, learner_dirs))
+                   on_finished=lambda: evaluate.evaluate_and_report(run_dir, learners))
         return
     if not replay_address:
         raise configs.ConfigError(f'--role={role} needs --replay_address=host:port')
@@ -399,17 +409,16 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
                      checkpoint_dir=replay_checkpoint_dir(builder, run_dir))
         return
     wait_for_replay(replay_address, replay_wait_s)
-    member = experiment.sweeps.member_config(config, learner_id)
-    builder = experiment.builder(member)
+    member = learner_spec(spec, learner_id)
+    builder = experiment.builder(member.config)
     if role == 'learner':
         learner = builders.make_learner(builder, replay_address, run_dir, learner_id,
                                         experiment.sweeps.learner_name(config, learner_id),
                                         fitness=fitness.fitness(builder, spec.target))
         spec.write()
-        member_dir = builders.learner_dir(run_dir, learner_id, config.num_learners)
-        if member_dir != run_dir:
+        if member.run_dir != run_dir:
             # Each learner directory is a run directory of its own for evaluation and reports.
-            configs.save(member, member_dir)
+            member.write()
         learner.run()
     else:
         builders.make_actor(builder, replay_address, run_dir, actor_id, learner_id).run()

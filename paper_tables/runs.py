@@ -130,9 +130,28 @@ def _curve(path, config, evaluations):
     return tuple((row['frames'], row['episode_return']) for row in rows)
 
 
+CONFIG_FILE = 'config.json'
+
+
+def read_config(run_dir) -> dict | None:
+    """RUN_DIR/config.json as saved (the one reader of the file: launch/configs.py checks its
+    fields against the experiment); None if there is none; ValueError (one line) if it is not
+    a run's config: not JSON, not an object, or no "experiment"."""
+    path = pathlib.Path(run_dir) / CONFIG_FILE
+    if not path.exists():
+        return None
+    try:
+        config = json.loads(path.read_text())
+    except ValueError as e:
+        raise ValueError(f'{path} is not a run config ({e})') from None
+    if not isinstance(config, dict) or 'experiment' not in config:
+        raise ValueError(f'{path} is not a run config (it names no "experiment")')
+    return config
+
+
 def members(run_dir) -> list[pathlib.Path]:
     """The learner directories of a run of several learners, in learner order; [] otherwise."""
-    found = [p for p in pathlib.Path(run_dir).glob('learner_*') if (p / 'config.json').exists()]
+    found = [p for p in pathlib.Path(run_dir).glob('learner_*') if (p / CONFIG_FILE).exists()]
     return sorted(found, key=lambda p: int(p.name.split('_')[-1]))
 
 
@@ -150,7 +169,7 @@ def _member_scores(run_dir, checkpoint_frames=None):
 def members_table(run_dir, checkpoint_frames=None) -> str:
     """A Markdown table of a sweep's members: what they differ in, and their scores."""
     paths = members(run_dir)
-    configs = {p: json.loads((p / 'config.json').read_text()) for p in paths}
+    configs = {p: read_config(p) for p in paths}
     varied = [field for field in configs[paths[0]]
               if len({json.dumps(c.get(field)) for c in configs.values()}) > 1]
     scores = _member_scores(run_dir, checkpoint_frames)
@@ -181,11 +200,7 @@ def read_run(run_dir, checkpoint_frames=None):
     if not (path / 'evaluation.csv').exists():
         raise ValueError(f'{path}: no evaluation.csv (evaluate the run with launch/evaluate.py '
                          'first)')
-    config_path = path / 'config.json'
-    try:
-        config = json.loads(config_path.read_text()) if config_path.exists() else {}
-    except ValueError as e:
-        raise ValueError(f'{config_path} is not valid JSON ({e})') from None
+    config = read_config(path) or {}
     evaluations = _evaluations(path / 'evaluation.csv', checkpoint_frames)
     if not evaluations:
         at = f' at checkpoint_frames={checkpoint_frames}' if checkpoint_frames is not None else ''

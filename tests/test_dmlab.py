@@ -205,7 +205,7 @@ def test_train_evaluate_and_report_against_appendix_b(lab, tmp_path):
     finally:
         server.stop()
     configs.save(config, run_dir)
-    rows = evaluate.evaluate_run(run_dir)
+    rows = evaluate.evaluate_run(configs.load(run_dir))
     evaluated = {row['game'] for row in rows}
     assert evaluated == {'rooms_collect_good_objects_test', LANGUAGE, 'rooms_watermaze'}
     assert {row['protocol'] for row in rows} == {'impala_dmlab30_test'}

@@ -136,3 +136,43 @@ def test_a_run_saved_before_anneal_frames_resumes_with_its_schedule(tmp_path, ex
     new = configs.resolve(spec, paper=spec.paper_config(), run_dir=str(tmp_path / 'new'),
                           preset='quick', fields={'total_frames': 4_000_000})
     assert (new.config.anneal_frames, new.config.total_frames) == (preset_horizon, 4_000_000)
+
+
+def test_the_end_of_training_evaluation_takes_the_launchers_specs(tmp_path, monkeypatch, capsys):
+    """From the launcher to the report, an evaluation looks no experiment up and loads no
+    config: it scores the learners' specs the launcher holds (here a LASER sweep scored on its
+    training games, app. C), and the report reads each config.json through runs.read_config."""
+    from launch import evaluate  # pylint: disable=import-outside-toplevel
+    from launch import runtime  # pylint: disable=import-outside-toplevel
+    from paper_tables import runs  # pylint: disable=import-outside-toplevel
+    run_dir = str(tmp_path / 'sweep')
+    experiment = experiments.get('laser_atari')
+    spec = configs.resolve(experiment, paper=experiment.paper_config(), run_dir=run_dir,
+                           preset='tiny', target='pong', sweep='quick')
+    spec.write()
+    learners = [runtime.learner_spec(spec, i) for i in range(spec.config.num_learners)]
+    assert [learner.run_dir for learner in learners] == [
+        os.path.join(run_dir, f'learner_{i}') for i in range(3)]
+    for i, learner in enumerate(learners):
+        learner.write()   # as each learner does
+        assert configs.load(learner.run_dir).config == learner.config
+        os.makedirs(os.path.join(learner.run_dir, 'logs'))
+        with open(os.path.join(learner.run_dir, 'logs', 'episodes.csv'), 'w') as f:
+            f.write('frames,actor,env,episode_return,episode_frames\n'
+                    + ''.join(f'{100 * k},0,0,{k - 21 + 5 * i},50\n' for k in range(1, 4)))
+    calls = []
+    reads = []
+
+    def refused(name):
+        return lambda *args, **kwargs: calls.append(name)
+
+    read_config = runs.read_config
+    monkeypatch.setattr(experiments, 'get', refused('experiments.get'))
+    monkeypatch.setattr(configs, 'load', refused('configs.load'))
+    monkeypatch.setattr(runs, 'read_config', lambda d: reads.append(d) or read_config(d))
+    evaluate.evaluate_and_report(run_dir, learners)
+    assert not calls
+    assert os.path.exists(os.path.join(run_dir, 'learner_2', 'report.md'))   # the best member
+    out = capsys.readouterr().out
+    assert '| learner_2 (best) |' in out and 'no comparison' not in out
+    assert len(reads) == 4   # the members table's three, the best member's report
