@@ -33,6 +33,7 @@ from absl import app
 from absl import flags
 
 from agents.core.config_checks import ConfigError
+from agents.ops import choices
 from benchmarks import runs
 from launch import processor
 
@@ -53,7 +54,6 @@ AGENTS = {
     'apex_dpg': Agent('apex_dpg_control', {}, 50_000),
     'reactor': Agent('reactor_atari', {}, 30_000),
 }
-PRECISIONS = ('float32', 'bfloat16')
 
 _AGENTS = flags.DEFINE_list('agents', list(AGENTS), f'Rows, of: {", ".join(AGENTS)}.')
 _GAME = flags.DEFINE_string('game', 'breakout', 'Atari game of the Atari agents.')
@@ -105,7 +105,7 @@ def part_learner(name: str) -> dict:
     """(learner): updates/s of each precision's learning state on one batch."""
     from benchmarks import filled_batch  # pylint: disable=import-outside-toplevel
     states, batch = {}, None
-    for precision in PRECISIONS:
+    for precision in choices.PRECISIONS:
         experiment, config = _config(name, precision)
         builder = experiment.builder(config)
         states[precision] = builder.learning_state()
@@ -120,7 +120,7 @@ def part_acting(name: str) -> dict:
     from agents.core import steps  # pylint: disable=import-outside-toplevel
     rng = np.random.default_rng(0)
     calls, frames_per_call = {}, 0
-    for precision in PRECISIONS:
+    for precision in choices.PRECISIONS:
         experiment, config = _config(name, precision)
         builder = experiment.builder(config)
         policy = builder.policy(builder.network(), actor_id=0, seed=0)
@@ -196,7 +196,7 @@ def end_to_end(name: str) -> dict:
     frames = _frames(name)
     rates = {}
     with tempfile.TemporaryDirectory(prefix='precision_') as root:
-        for precision in PRECISIONS:
+        for precision in choices.PRECISIONS:
             run_dir = os.path.join(root, precision)
             fields = {**AGENTS[name].fields, 'precision': precision, 'total_frames': frames,
                       'eval_episodes': 1, 'log_interval_s': 2}
@@ -218,7 +218,7 @@ def _ratio(rates: dict | None) -> str:
 
 
 def _rates(rates: dict | None) -> str:
-    return '/'.join(f'{rates[p]:.4g}' for p in PRECISIONS) if rates else 'not_run'
+    return '/'.join(f'{rates[p]:.4g}' for p in choices.PRECISIONS) if rates else 'not_run'
 
 
 def main(argv):

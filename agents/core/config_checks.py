@@ -63,9 +63,6 @@ NON_NEGATIVE = Range(0)
 COUNT = Range(1)
 FINITE = Range()
 
-# The networks' `precision` (agents/networks/layers.py), named here without TensorFlow.
-PRECISIONS = ('float32', 'bfloat16')
-
 
 @dataclasses.dataclass(frozen=True)
 class Rule:

@@ -8,6 +8,7 @@ import dataclasses
 from agents.core import config_checks as checks
 from agents.core import typed_config
 from agents.core.typed_config import setting
+from agents.ops import choices
 
 _OURS = 'not from the paper: this machine'
 
@@ -27,7 +28,7 @@ class Runtime(typed_config.Config):
     precision: str = setting('float32', "what the learner's and actors' networks compute in: "
                                         "'float32' (the papers') or 'bfloat16' (variables, "
                                         "losses and RL operators stay float32: "
-                                        "agents/networks/layers.py)", checks.PRECISIONS)
+                                        "agents/networks/layers.py)", choices.PRECISIONS)
     max_nonfinite_updates: int = setting(10, f'{_OURS}; consecutive skipped (non-finite) '
                                              f'updates: stop',
                                          checks.Rule(checks.COUNT, 'updates skipped before the '

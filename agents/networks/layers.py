@@ -15,15 +15,15 @@ networks, unchanged.
 import sonnet as snt
 import tensorflow as tf
 
-# The config's `precision` -> the dtype the layers compute in.
-DTYPES = {'float32': tf.float32, 'bfloat16': tf.bfloat16}
+from agents.ops import choices
 
 
 def compute_dtype(precision: str) -> tf.DType:
-    """The dtype a network of `precision` ('float32' or 'bfloat16') computes its layers in."""
-    if precision not in DTYPES:
-        raise ValueError(f'precision must be one of {sorted(DTYPES)}, got {precision!r}')
-    return DTYPES[precision]
+    """The dtype a network of `precision` (one of `choices.PRECISIONS`, each a dtype's name)
+    computes its layers in."""
+    if precision not in choices.PRECISIONS:
+        raise ValueError(f'precision must be one of {choices.PRECISIONS}, got {precision!r}')
+    return tf.as_dtype(precision)
 
 
 def _float32_spec(inputs: tf.Tensor) -> tf.TensorSpec:

@@ -18,5 +18,8 @@ CLIPPINGS = (SYMMETRIC, OPTIMISTIC_ASYMMETRIC)
 # agents/core/optimizers.py (`RMSPROP_FORMS`).
 RMSPROP_FORMS = ('tf1', 'pytorch')
 
+# agents/networks/layers.py (`compute_dtype`): the config's `precision`.
+PRECISIONS = ('float32', 'bfloat16')
+
 # agents/networks/impala.py (`lstm`).
 LSTM_INITIALIZERS = ('sonnet2', 'lstm_block_cell')
