@@ -329,7 +329,7 @@ def test_the_causes_summary_bins_games_and_updates(tmp_path):
     with open(logs / 'learner.csv', 'w') as f:
         f.write('frames,step,entropy_loss\n150,3,-16\n250,5,-8\n350,7,-8\n')
     with open(tmp_path / 'config.json', 'w') as f:
-        json.dump({'batch_size': 2, 'unroll_length': 4}, f)
+        json.dump({'experiment': 'impala_atari', 'batch_size': 2, 'unroll_length': 4}, f)
     lines = impala_pong_causes.summary(str(tmp_path), frames=400, bin_frames=200)
     assert lines == ['| 0-0.0002M | 2 | -20.00 | 2.000 | 3 |',
                      '| 0.0002-0.0004M | 1 | -10.00 | 1.000 | 7 |']
