@@ -32,7 +32,7 @@ from launch import processor
 
 # Fields with no declared rule whose 0 (never a negative) means something.
 MAY_BE_ZERO = (
-    'noop_max', 'max_episode_frames',   # 0: none (environments/settings.py)
+    'noop_max', 'max_episode_frames',   # 0: none (environments/atari.py)
     'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
     'seed',
 )

@@ -215,6 +215,17 @@ CASES = [
      'error: --config.batch_size=5000 is more than --config.replay_capacity=2000 holds'),
     # Declared ranges and relations (agents/core/config_checks.py): upper bounds, fields whose
     # paper value is negative, fields against each other, on every member of a sweep.
+    # The Atari section's (agents/core/environment_config.py), for every Atari agent.
+    ('launch.impala_atari', ['--config.max_pool_frames=5'],
+     'error: --config.max_pool_frames must be in [1, action_repeat=4], got 5'),
+    ('launch.apex_dqn_atari', ['--config.action_set=all'],
+     "error: --config.action_set must be one of 'minimal', 'full', got 'all'"),
+    ('launch.reactor_atari', ['--config.frame_stack=0'],
+     'error: --config.frame_stack must be >= 1, got 0 (frames)'),
+    ('launch.laser_atari', ['--config.screen_size=0'],
+     'error: --config.screen_size must be >= 1, got 0 (a size)'),
+    ('launch.impala_atari', ['--config.noop_max=-1'],
+     'error: --config.noop_max must be >= 0 (the paper: 30), got -1'),
     ('launch.laser_atari', ['--preset=quick', '--config.total_frames=10000000'],
      'error: --config.total_frames=10000000 runs past --config.anneal_frames=5000000, where the '
      'learning rate reaches 0'),

@@ -229,7 +229,7 @@ def jit_setting(value):
 
 
 def environment(check: Callable, config):
-    """`check(config)`: an environment's own check of its settings (environments/settings.py),
+    """`check(config)`: what an environment resolves of its settings (environments/settings.py),
     whose ValueError is the one line the user sees; the config it returns."""
     try:
         return check(config)

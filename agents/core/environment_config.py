@@ -2,7 +2,8 @@
 pipeline every Atari agent here takes; `DmLab`, DeepMind Lab's frames and instructions;
 `Control`, the Control Suite's. An experiment redeclares the fields its paper sets otherwise,
 with its citation. environments/ reads these fields (`atari.from_config`, `dmlab.from_config`,
-`control.ControlTask`) and checks them (environments/settings.py).
+`control.ControlTask`; environments/settings.py resolves a game's name); what each field allows,
+and the relations between them, are declared here.
 """
 from agents.core import config_checks as checks
 from agents.core import typed_config
@@ -17,9 +18,13 @@ class Atari(typed_config.Config):
     """The Atari fields `atari.from_config` reads, and `reward_clip`: the pipeline of DQN (Mnih
     et al., 2015), which IMPALA's table G.1 states value for value and Ape-X (appendix C),
     Reactor (sec. 4.1) and LASER (through IMPALA, sec. 5.1) defer to."""
+    RELATIONS = (checks.Relation(
+        lambda c: 1 <= c.max_pool_frames <= c.action_repeat,
+        lambda c: f'--config.max_pool_frames must be in [1, action_repeat={c.action_repeat}], '
+                  f'got {c.max_pool_frames}'),)
     action_set: str = setting('minimal', "DQN: each game's minimal action set (IMPALA app. G: "
                                          "\"game-specific action sets\")",
-                              fixed_on_resume=True)
+                              ('minimal', 'full'), fixed_on_resume=True)
     action_repeat: int = setting(4, 'DQN: an action every 4th frame (IMPALA table G.1)',
                                  checks.Rule(checks.COUNT, 'steps of each action'))
     max_pool_frames: int = setting(2, 'DQN: max over the last 2 frames (IMPALA table G.1)')

@@ -89,7 +89,7 @@ class LaserBuilder(impala_builder.UnrollBuilder):
     def max_episode_steps(self) -> int:
         """The longest episode the replay takes whole: `replay_episode_frames`, or the time
         limit where it is shorter, in agent steps, and the step holding the final observation
-        (environments/settings.py)."""
+        (environments/atari.py)."""
         c = self.config
         frames = min(self.environments.max_episode_frames or c.replay_episode_frames,
                      c.replay_episode_frames)
