@@ -59,6 +59,7 @@ class ApexReplay(typed_config.Config):
                                    checks.STEP_SIZE)
     target_update_period: int = setting(dataclasses.MISSING, 'each agent states its own')
     total_frames: int = setting(dataclasses.MISSING, 'each agent states its own', checks.BUDGET)
+    RELATIONS = (checks.BATCH_WITHIN_REPLAY, checks.REPLAY_FILLS_BEFORE_LEARNING)
 
 
 @typed_config.config

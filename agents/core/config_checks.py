@@ -7,9 +7,9 @@ line the user sees.
 `declared` checks every field against one declaration: what its metadata allows (a `Rule`'s
 range or choices, agents/core/typed_config.py) or else its name pattern's rule (`FIELD_RULES`,
 so that a field added later with a known pattern is checked too; every range is finite), and
-the relations between fields (`RELATIONS`). A field's type is its paper value's
-(launch/configs.py); a numeric field declared nowhere is finite and keeps its paper value's sign
-(launch/input_checks.py).
+the relations its sections and its experiment declare (`RELATIONS`; those several sections
+share are named here). A field's type is its paper value's (launch/configs.py); a numeric
+field declared nowhere is finite and keeps its paper value's sign (launch/input_checks.py).
 """
 import dataclasses
 import fnmatch
@@ -111,56 +111,38 @@ def rule(config, field: str):
                  if fnmatch.fnmatchcase(field, pattern)), None)
 
 
-# (the fields, whether `config` keeps the relation, the line when it does not), checked where
-# the config has all the fields.
-RELATIONS = (
-    (('v_min', 'v_max'), lambda c: c.v_min < c.v_max,
-     lambda c: f'--config.v_min must be below --config.v_max, got v_min={c.v_min}, '
-               f'v_max={c.v_max}'),
-    (('batch_size', 'replay_capacity'), lambda c: c.batch_size <= c.replay_capacity,
-     lambda c: f'--config.batch_size={c.batch_size} is more than --config.replay_capacity='
-               f'{c.replay_capacity} holds: lower the batch or raise the capacity'),
-    (('min_replay_size', 'replay_capacity'), lambda c: c.min_replay_size <= c.replay_capacity,
-     lambda c: f'--config.min_replay_size={c.min_replay_size} exceeds --config.replay_capacity='
-               f'{c.replay_capacity}: learning would never start; lower it'),
-    (('sequence_period', 'sequence_length'), lambda c: c.sequence_period <= c.sequence_length,
-     lambda c: f'--config.sequence_period must be <= sequence_length={c.sequence_length}, got '
-               f'{c.sequence_period}'),
-    # LASER's replay keeps whole episodes of up to replay_episode_frames // action_repeat + 1
-    # steps (agents/laser/builder.py): at least one unroll of T + 1.
-    (('replay_episode_frames', 'unroll_length', 'action_repeat'),
-     lambda c: c.replay_episode_frames >= c.unroll_length * c.action_repeat,
-     lambda c: f'--config.replay_episode_frames={c.replay_episode_frames} is shorter than one '
-               f'unroll ({c.unroll_length} steps x action_repeat {c.action_repeat} = '
-               f'{c.unroll_length * c.action_repeat} frames): the replay would keep only '
-               f'episodes shorter than an unroll; give it at least '
-               f'{c.unroll_length * c.action_repeat}'),
-    (('torso', 'channel_multiplier'), lambda c: c.torso == 'deep' or c.channel_multiplier == 1,
-     lambda c: '--config.channel_multiplier widens the deep torso only: use --config.torso=deep, '
-               'or channel_multiplier=1'),
-    # Batches take round(proportion x batch) from replay, the rest from the online queue.
-    (('replay_proportion', 'batch_size'), lambda c: not c.replay_proportion or (
-        1 <= round(c.replay_proportion * c.batch_size) < c.batch_size),
-     lambda c: f'--config.replay_proportion={c.replay_proportion} of --config.batch_size='
-               f'{c.batch_size} is {c.replay_proportion * c.batch_size:g} trajectories: each '
-               f'batch needs at least one replayed and one online trajectory (batches take '
-               f'round(proportion x batch) from replay)'),
-)
-
-
 @dataclasses.dataclass(frozen=True)
 class Relation:
-    """A relation between fields of a config, declared by the section (or the experiment) that
-    has them (`RELATIONS`, agents/core/typed_config.py): whether `config` keeps it, and the
-    line when it does not."""
+    """A relation between fields of a config, declared by the section (or, across sections,
+    the experiment) that has them (`RELATIONS`, agents/core/typed_config.py): whether `config`
+    keeps it, and the line when it does not."""
     holds: Callable
     line: Callable
 
 
+# The relations several sections declare, each among its own fields.
+BATCH_WITHIN_REPLAY = Relation(
+    lambda c: c.batch_size <= c.replay_capacity,
+    lambda c: f'--config.batch_size={c.batch_size} is more than --config.replay_capacity='
+              f'{c.replay_capacity} holds: lower the batch or raise the capacity')
+REPLAY_FILLS_BEFORE_LEARNING = Relation(
+    lambda c: c.min_replay_size <= c.replay_capacity,
+    lambda c: f'--config.min_replay_size={c.min_replay_size} exceeds --config.replay_capacity='
+              f'{c.replay_capacity}: learning would never start; lower it')
+# Batches take round(proportion x batch) from replay, the rest from the online queue.
+REPLAY_AND_ONLINE_IN_EVERY_BATCH = Relation(
+    lambda c: not c.replay_proportion or (
+        1 <= round(c.replay_proportion * c.batch_size) < c.batch_size),
+    lambda c: f'--config.replay_proportion={c.replay_proportion} of --config.batch_size='
+              f'{c.batch_size} is {c.replay_proportion * c.batch_size:g} trajectories: each '
+              f'batch needs at least one replayed and one online trajectory (batches take '
+              f'round(proportion x batch) from replay)')
+
+
 def declared(config) -> None:
     """Every field of `config` as its metadata or a pattern allows (`rule`): a numeric one
-    finite and in its range, a field of choices one of them; then every relation
-    (`RELATIONS`) among the fields it has."""
+    finite and in its range, a field of choices one of them; then every relation its sections
+    and its experiment declare (`RELATIONS`)."""
     for field, value in config.items():
         found = rule(config, field)
         if isinstance(found, tuple):
@@ -168,9 +150,6 @@ def declared(config) -> None:
         elif found and is_number(value) and not found.range.holds(value):
             raise ConfigError(f'--config.{field} must be {found.range.refusal(value)}, got '
                               f'{value} ({found.meaning})')
-    for fields, holds, line in RELATIONS:
-        if all(field in config for field in fields) and not holds(config):
-            raise ConfigError(line(config))
     for relation in type(config).relations():
         if not relation.holds(config):
             raise ConfigError(relation.line(config))

@@ -38,6 +38,10 @@ class UnrollNetwork(typed_config.Config):
                    "is IMPALA's released agent's (scalable_agent's experiment.py, "
                    "tf.contrib.rnn.LSTMBlockCell: Glorot uniform over [input, state])",
         choices.LSTM_INITIALIZERS, fixed_on_resume=True)
+    RELATIONS = (checks.Relation(
+        lambda c: c.torso == 'deep' or c.channel_multiplier == 1,
+        lambda c: '--config.channel_multiplier widens the deep torso only: use '
+                  '--config.torso=deep, or channel_multiplier=1'),)
 
 
 @typed_config.config
@@ -108,6 +112,7 @@ class ImpalaLearning(typed_config.Config):
                                         'table they all share')
     queue_size: int = setting(64, 'not from the paper: unrolls buffered between actors and '
                                   'learner')
+    RELATIONS = (checks.BATCH_WITHIN_REPLAY, checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH)
 
 
 _IMPALA = (UnrollNetwork, VTrace, RMSProp, ImpalaLearning, population.Population,

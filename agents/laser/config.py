@@ -60,6 +60,7 @@ class LaserLearning(typed_config.Config):
                                   checks.LOSS_WEIGHT)
     queue_size: int = setting(64, "not from the paper: unrolls buffered between a learner's "
                                   "actors and it", fixed_on_resume=True)
+    RELATIONS = (checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH,)
 
 
 # IMPALA's sections (their citations name IMPALA's paper): the network, V-trace's truncations
@@ -67,6 +68,15 @@ class LaserLearning(typed_config.Config):
 # values LASER states for Atari but those redeclared below.
 _LASER = (impala_config.UnrollNetwork, impala_config.VTrace, impala_config.RMSProp,
           LaserLearning, runtime_config.Runtime)
+# Across the learner's and the environment's sections, in each experiment: the replay keeps
+# whole episodes of up to replay_episode_frames // action_repeat + 1 steps
+# (agents/laser/builder.py), so at least one unroll of T + 1.
+_EPISODE_HOLDS_AN_UNROLL = checks.Relation(
+    lambda c: c.replay_episode_frames >= c.unroll_length * c.action_repeat,
+    lambda c: f'--config.replay_episode_frames={c.replay_episode_frames} is shorter than one '
+              f'unroll ({c.unroll_length} steps x action_repeat {c.action_repeat} = '
+              f'{c.unroll_length * c.action_repeat} frames): the replay would keep only episodes '
+              f'shorter than an unroll; give it at least {c.unroll_length * c.action_repeat}')
 
 
 @typed_config.config
@@ -80,6 +90,7 @@ class LaserAtari(typed_config.sections(*_LASER, environment_config.Atari)):
     game-specific action sets, the end of an episode at a lost life (scores are whole games),
     rewards clipped to [-1, 1].
     """
+    RELATIONS = (_EPISODE_HOLDS_AN_UNROLL,)
     experiment: str = setting('laser_atari', 'launch/experiments.py')
     game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
     torso: str = setting('deep', 'sec. 5.1: "we use the IMPALA deep network"')
@@ -114,6 +125,7 @@ class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environ
     (Espeholt et al., 2018)", with its LSTM core (a PreCo LSTM in the paper; docs/fidelity.md).
     PopArt, PixelControl and the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
     """
+    RELATIONS = (_EPISODE_HOLDS_AN_UNROLL,)
     experiment: str = setting('laser_dmlab30', 'launch/experiments.py')
     tasks: str = setting('dmlab30', 'sec. 5.1: "the multi-task suite DMLab-30 (Espeholt et al., '
                                     '2018)": IMPALA sec. 5.3.1\'s 30 levels of its appendix B, '

@@ -105,6 +105,14 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
     envs_per_actor: int = setting(5, 'not from the paper: 2 actors x 5 = 10 environments, one '
                                      "per paper worker's acting thread")
     eval_protocol: str = setting('reactor_atari_noop', 'sec. 4.1, table 5')
+    RELATIONS = (
+        checks.Relation(lambda c: c.v_min < c.v_max,
+                        lambda c: f'--config.v_min must be below --config.v_max, got '
+                                  f'v_min={c.v_min}, v_max={c.v_max}'),
+        checks.BATCH_WITHIN_REPLAY, checks.REPLAY_FILLS_BEFORE_LEARNING,
+        checks.Relation(lambda c: c.sequence_period <= c.sequence_length,
+                        lambda c: f'--config.sequence_period must be <= sequence_length='
+                                  f'{c.sequence_length}, got {c.sequence_period}'))
 
 
 def quick(c: ReactorAtari) -> ReactorAtari:
