@@ -134,3 +134,39 @@ def test_runs_saved_before_the_typed_config_load_field_for_field(tmp_path):
         shutil.copy(path, run_dir / 'config.json')
         config = configs.load(str(run_dir)).config
         assert {field: config[field] for field in saved} == saved, path
+
+
+# Values breaking each relation between fields, and the start of the line that refuses them.
+_BROKEN_RELATIONS = {
+    ('v_min', 'v_max'): ({'v_min': 5.0, 'v_max': 1.0}, '--config.v_min must be below'),
+    ('batch_size', 'replay_capacity'): ({'batch_size': 64, 'replay_capacity': 32,
+                                         'min_replay_size': 8}, '--config.batch_size=64 is more'),
+    ('min_replay_size', 'replay_capacity'): ({'min_replay_size': 6000, 'replay_capacity': 5000},
+                                             '--config.min_replay_size=6000 exceeds'),
+    ('sequence_period', 'sequence_length'): ({'sequence_period': 50, 'sequence_length': 10},
+                                             '--config.sequence_period must be <='),
+    ('replay_episode_frames', 'unroll_length', 'action_repeat'): (
+        {'replay_episode_frames': 10}, '--config.replay_episode_frames=10 is shorter'),
+    ('torso', 'channel_multiplier'): ({'torso': 'shallow', 'channel_multiplier': 2},
+                                      '--config.channel_multiplier widens the deep torso only'),
+    ('replay_proportion', 'batch_size'): ({'replay_proportion': 0.01, 'batch_size': 8},
+                                          '--config.replay_proportion=0.01 of'),
+    ('max_pool_frames', 'action_repeat'): ({'max_pool_frames': 5, 'action_repeat': 4},
+                                           '--config.max_pool_frames must be in [1,'),
+}
+
+
+@pytest.mark.parametrize('name', experiments.NAMES)
+def test_every_experiment_declares_the_relations_among_its_fields(name):
+    """Each relation is declared by the section or experiment that has its fields: every
+    experiment with the fields refuses values that break it, whichever sections compose it."""
+    experiment = experiments.get(name)
+    paper = experiment.paper_config()
+    checked = 0
+    for fields, (values, line) in _BROKEN_RELATIONS.items():
+        if all(field in paper for field in fields):
+            broken = paper.replace(**{k: v for k, v in values.items() if k in paper})
+            with pytest.raises(ConfigError, match=re.escape(line)):
+                config_checks.declared(broken)
+            checked += 1
+    assert checked
