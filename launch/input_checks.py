@@ -7,8 +7,7 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
   * each field's declared range and the relations between fields
-    (each field's metadata, else agents/core/config_checks.FIELD_RULES by name pattern, and
-    each section's and experiment's RELATIONS);
+    (each field's metadata, and each section's and experiment's RELATIONS);
   * for a numeric field no rule declares: a finite value (no setting of the papers is
     infinite), and its paper value's sign: one whose paper value is >= 0 stays >= 0, and one
     whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);

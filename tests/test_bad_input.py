@@ -502,18 +502,21 @@ def test_bad_input_fails_before_tensorflow_is_imported(tmp_path, program, args):
 
 @typed_config.config
 class _Added(typed_config.Config):
-    """A new agent's fields, none declaring what it allows."""
-    num_critics: int = typed_config.setting(0, 'a new agent')
-    crash_probability: float = typed_config.setting(0.5, 'a new agent')
-    warmup_length: int = typed_config.setting(3, 'a new agent')
-    burst_period: float = typed_config.setting(1.0, 'a new agent')
-    batch_size: int = typed_config.setting(8, 'a new agent')
-    replay_capacity: int = typed_config.setting(4, 'a new agent')
+    """A new agent's fields, each declaring what it allows with the shared rules, and the
+    shared relation among them."""
+    num_critics: int = typed_config.setting(0, 'a new agent', config_checks.PROCESSES)
+    crash_probability: float = typed_config.setting(0.5, 'a new agent',
+                                                    config_checks.PROBABILITY)
+    warmup_length: int = typed_config.setting(3, 'a new agent', config_checks.LENGTH)
+    burst_period: float = typed_config.setting(1.0, 'a new agent', config_checks.PERIOD)
+    batch_size: int = typed_config.setting(8, 'a new agent', config_checks.SIZE)
+    replay_capacity: int = typed_config.setting(4, 'a new agent', config_checks.CAPACITY)
+    RELATIONS = (config_checks.BATCH_WITHIN_REPLAY,)
 
 
-def test_a_field_added_later_is_checked_by_its_name():
-    """A field no experiment has yet gets the rule of its name's pattern, and the relations of
-    the fields it joins."""
+def test_a_new_agents_fields_are_checked_by_the_rules_they_declare():
+    """A new agent's section declares its fields' rules and relations from the shared ones
+    (agents/core/config_checks.py), and is checked by them as every experiment is."""
     added = _Added()
     with pytest.raises(ConfigError, match=r'^--config.num_critics must be >= 1, got 0'):
         config_checks.declared(added)

@@ -33,9 +33,9 @@ class ApexReplay(typed_config.Config):
         0.4, 'sec. 4.1 (beta)', checks.Rule(checks.NON_NEGATIVE,
                                             'an exponent of weights; 0: no correction'))
     transition_batch_size: int = setting(50, 'sec. 4.1: actors send transitions in batches of '
-                                             'B = 50')
+                                             'B = 50', checks.SIZE)
     min_replay_size: int = setting(50_000, 'appendix C: learning starts after 50,000 '
-                                           'transitions', fixed_on_resume=True)
+                                           'transitions', checks.SIZE, fixed_on_resume=True)
     samples_per_insert: float = setting(
         0.0, 'not stated as such: the actors and the learner run at their own speeds (sec. 3), 0 '
              'here; > 0 holds the transitions sampled per transition inserted at that '
@@ -44,7 +44,7 @@ class ApexReplay(typed_config.Config):
                                          'actors never wait for the learner'),
         fixed_on_resume=True)
     replay_capacity: int = setting(dataclasses.MISSING, 'each agent states its own',
-                                   fixed_on_resume=True)
+                                   checks.CAPACITY, fixed_on_resume=True)
     parameter_update_frames: int = setting(400, 'sec. 4.1: actors copy parameters every 400 '
                                                 'frames',
                                            checks.Rule(checks.COUNT,
@@ -54,10 +54,11 @@ class ApexReplay(typed_config.Config):
     replay_readers: int = setting(2, 'not stated; sample streams decompressed in parallel with '
                                      'learning (sec. 4.1), one per core here',
                                   checks.Rule(checks.COUNT, 'readers'))
-    batch_size: int = setting(dataclasses.MISSING, 'each agent states its own')
+    batch_size: int = setting(dataclasses.MISSING, 'each agent states its own', checks.SIZE)
     learning_rate: float = setting(dataclasses.MISSING, 'each agent states its own',
                                    checks.STEP_SIZE)
-    target_update_period: int = setting(dataclasses.MISSING, 'each agent states its own')
+    target_update_period: int = setting(dataclasses.MISSING, 'each agent states its own',
+                                        checks.PERIOD)
     total_frames: int = setting(dataclasses.MISSING, 'each agent states its own', checks.BUDGET)
     RELATIONS = (checks.BATCH_WITHIN_REPLAY, checks.REPLAY_FILLS_BEFORE_LEARNING)
 

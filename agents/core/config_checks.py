@@ -5,14 +5,12 @@ Each agent's `config.py` has a `check(config)` built from these; the experiment 
 line the user sees.
 
 `declared` checks every field against one declaration: what its metadata allows (a `Rule`'s
-range or choices, agents/core/typed_config.py) or else its name pattern's rule (`FIELD_RULES`,
-so that a field added later with a known pattern is checked too; every range is finite), and
-the relations its sections and its experiment declare (`RELATIONS`; those several sections
-share are named here). A field's type is its paper value's (launch/configs.py); a numeric
+range or choices, agents/core/typed_config.py; every range is finite), and the relations its
+sections and its experiment declare (`RELATIONS`); the rules and relations that several
+sections share are named here. A field's type is its paper value's (launch/configs.py); a numeric
 field declared nowhere is finite and keeps its paper value's sign (launch/input_checks.py).
 """
 import dataclasses
-import fnmatch
 import math
 from typing import Callable
 
@@ -87,28 +85,20 @@ DISCOUNT = Rule(UNIT, 'the chance the return goes on at each step')
 LOSS_WEIGHT = Rule(NON_NEGATIVE, 'a loss weight; 0: the term left out')
 CLIP_OR_NONE = Rule(NON_NEGATIVE, 'a clipping bound; 0: no clipping')
 
-# Field name patterns (fnmatch) -> the rule of every field they match that declares none of
-# its own, in order: so that a field added later with a known pattern is checked too.
-FIELD_RULES: dict[str, Rule] = {
-    '*_probability': Rule(UNIT, 'a probability'),
-    '*_lambda': Rule(UNIT, 'a trace coefficient'),
-    'num_*': Rule(COUNT, 'a number of processes or parts'),
-    '*_size': Rule(COUNT, 'a size'),
-    '*_length': Rule(COUNT, 'a length in steps'),
-    '*_period': Rule(COUNT, 'a period in steps'),
-    '*_capacity*': Rule(COUNT, 'a capacity'),
-}
+# The sizes and counts of the runtime, the replays and the learners':
+PROCESSES = Rule(COUNT, 'a number of processes or parts')
+SIZE = Rule(COUNT, 'a size')
+CAPACITY = Rule(COUNT, 'a capacity')
+LENGTH = Rule(COUNT, 'a length in steps')
+PERIOD = Rule(COUNT, 'a period in steps')
+PROBABILITY = Rule(UNIT, 'a probability')
+TRACE = Rule(UNIT, 'a trace coefficient')
 
 
 def rule(config, field: str):
     """What `field` of `config` allows: its metadata's rule or choices
-    (agents/core/typed_config.py), else the first pattern's rule that matches its name; None if
-    neither does."""
-    allowed = type(config).about(field).allowed
-    if allowed is not None:
-        return allowed
-    return next((found for pattern, found in FIELD_RULES.items()
-                 if fnmatch.fnmatchcase(field, pattern)), None)
+    (agents/core/typed_config.py); None if it declares neither."""
+    return type(config).about(field).allowed
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,7 +130,7 @@ REPLAY_AND_ONLINE_IN_EVERY_BATCH = Relation(
 
 
 def declared(config) -> None:
-    """Every field of `config` as its metadata or a pattern allows (`rule`): a numeric one
+    """Every field of `config` as its metadata allows (`rule`): a numeric one
     finite and in its range, a field of choices one of them; then every relation its sections
     and its experiment declare (`RELATIONS`)."""
     for field, value in config.items():

@@ -31,7 +31,7 @@ class Atari(typed_config.Config):
     frame_stack: int = setting(4, 'DQN: the 4 last frames stacked (IMPALA table G.1)',
                                checks.Rule(checks.COUNT, 'frames'), fixed_on_resume=True)
     screen_size: int = setting(84, 'DQN: greyscale 84x84 (IMPALA table G.1)',
-                               fixed_on_resume=True)
+                               checks.SIZE, fixed_on_resume=True)
     life_loss_ends_episode: bool = setting(True, "DQN's training episodes end at a lost life "
                                                  "(IMPALA table G.1: training only)")
     noop_max: int = setting(30, "DQN's no-op starts; stated for evaluation only, kept in "
@@ -50,7 +50,7 @@ class DmLab(typed_config.Config):
     action_repeat: int = setting(4, 'IMPALA table D.3 (the 9 actions of table D.2)',
                                  checks.Rule(checks.COUNT, 'steps of each action'))
     instruction_length: int = setting(16, 'not stated; words kept per instruction, more than '
-                                          'the DMLab-30 language levels use')
+                                          'the DMLab-30 language levels use', checks.LENGTH)
     instruction_vocabulary: int = setting(1000, 'not stated; scalable_agent hashes words into '
                                                 '1000 ids',
                                           checks.Rule(checks.Range(2), 'words beside padding'),

@@ -40,7 +40,7 @@ class Population(typed_config.Config):
                                                                    'copies from worse members '
                                                                    'too'))
     pbt_perturb_probability: float = setting(0.33, 'IMPALA app. F: "permuted with 33% '
-                                                   'probability"')
+                                                   'probability"', checks.PROBABILITY)
     pbt_perturb_factor: float = setting(1.2, 'IMPALA app. F: "multiplying with either 1.2 '
                                              'or 1/1.2"',
                                         checks.Rule(checks.Range(1), 'a factor up (and its '

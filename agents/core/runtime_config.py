@@ -19,8 +19,8 @@ class Runtime(typed_config.Config):
                                                    'config names its own')
     seed: int = setting(0, f'{_OURS}; the seed of every random draw of the run')
     num_learners: int = setting(1, f'{_OURS}; learners on one replay server, each with its own '
-                                   f'actors', fixed_on_resume=True)
-    num_actors: int = setting(2, f'{_OURS}; actor processes per learner')
+                                   f'actors', checks.PROCESSES, fixed_on_resume=True)
+    num_actors: int = setting(2, f'{_OURS}; actor processes per learner', checks.PROCESSES)
     envs_per_actor: int = setting(8, f'{_OURS}; environments stepped per batched policy call',
                                   checks.Rule(checks.COUNT, 'environments'))
     jit_compile: str = setting('auto', f"{_OURS}; XLA for the learner update: 'auto' = on iff a "

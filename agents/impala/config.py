@@ -51,7 +51,8 @@ class VTrace(typed_config.Config):
     clip_c_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: c-bar = 1')
     clip_pg_rho_threshold: float = setting(1.0, 'IMPALA sec. 4.2: the policy gradient uses rho_s '
                                                 '(clipped at rho-bar)')
-    vtrace_lambda: float = setting(1.0, 'IMPALA sec. 4, remark 2: lambda = 1 unless stated')
+    vtrace_lambda: float = setting(1.0, 'IMPALA sec. 4, remark 2: lambda = 1 unless stated',
+                                   checks.TRACE)
 
 
 @typed_config.config
@@ -92,8 +93,8 @@ class ImpalaLearning(typed_config.Config):
                                                 "figure D.1's 'optimistic_asymmetric' (0.3 "
                                                 "min(tanh r, 0) + 5 max(tanh r, 0)) is "
                                                 "DMLab-30's (table D.3)", choices.CLIPPINGS)
-    unroll_length: int = setting(20, 'table G.1 (n)')
-    batch_size: int = setting(32, 'table G.1')
+    unroll_length: int = setting(20, 'table G.1 (n)', checks.LENGTH)
+    batch_size: int = setting(32, 'table G.1', checks.SIZE)
     discount: float = setting(0.99, 'table G.1', checks.DISCOUNT)
     baseline_cost: float = setting(0.5, 'table G.1: baseline loss scaling', checks.LOSS_WEIGHT)
     entropy_cost: float = setting(0.01, 'table G.1: entropy regularizer', checks.LOSS_WEIGHT)
@@ -107,11 +108,11 @@ class ImpalaLearning(typed_config.Config):
                                                    'the online queue needs a part of every '
                                                    'batch'))
     replay_capacity: int = setting(10_000, 'table D.3: 10,000 trajectories, uniform, FIFO '
-                                           'removal')
+                                           'removal', checks.CAPACITY)
     replay_shared: bool = setting(True, 'not from the paper: with several learners, one replay '
                                         'table they all share')
     queue_size: int = setting(64, 'not from the paper: unrolls buffered between actors and '
-                                  'learner')
+                                  'learner', checks.SIZE)
     RELATIONS = (checks.BATCH_WITHIN_REPLAY, checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH)
 
 

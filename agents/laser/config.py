@@ -29,16 +29,16 @@ class LaserLearning(typed_config.Config):
     """LASER's learner: its batches mixing replay into the online queue, its replay and its
     trust region (sec. 4, 5.1; app. A.2)."""
     unroll_length: int = setting(19, 'sec. 5.1: trajectories "each corresponding to 19 steps"',
-                                 fixed_on_resume=True)
+                                 checks.LENGTH, fixed_on_resume=True)
     batch_size: int = setting(128, 'sec. 5.1: mini-batches of "128 (replay)" trajectories; 32 '
-                                   "is the no-replay baseline's (docs/fidelity.md)")
+                                   "is the no-replay baseline's (docs/fidelity.md)", checks.SIZE)
     replay_proportion: float = setting(0.96, 'sec. 5.1: "96% replay data per batch": 123 of 128',
                                        checks.Rule(checks.Range(0, 1, open_high=True),
                                                    'the online queue needs a part of every '
                                                    'batch'))
     replay_capacity_observations: int = setting(
         10_000_000, "not stated for Atari; DMLab-30's value (sec. 5.3-5.4, figs. 2-3: \"10 "
-                    "million observations\")", fixed_on_resume=True)
+                    "million observations\")", checks.CAPACITY, fixed_on_resume=True)
     replay_episode_frames: int = setting(
         108_000, "the longest episode the replay stores whole: the time limit (app. C's 30 "
                  "minutes, the evaluation cap), so every episode (sec. 5.1: \"We store the "
@@ -59,7 +59,7 @@ class LaserLearning(typed_config.Config):
     entropy_cost: float = setting(0.01, 'sec. 5.1: the middle of the sweep {5e-3, 1e-2, 2e-2}',
                                   checks.LOSS_WEIGHT)
     queue_size: int = setting(64, "not from the paper: unrolls buffered between a learner's "
-                                  "actors and it", fixed_on_resume=True)
+                                  "actors and it", checks.SIZE, fixed_on_resume=True)
     RELATIONS = (checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH,)
 
 

@@ -61,16 +61,17 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
                                                                 'and its successor'),
                                    fixed_on_resume=True)
     sequence_period: int = setting(1, 'sec. 3.3: priorities on "all (overlapping) sequences"; a '
-                                      'new sequence starts at every step')
-    batch_size: int = setting(4, 'sec. 3.4: "in batches of 4"')
+                                      'new sequence starts at every step', checks.PERIOD)
+    batch_size: int = setting(4, 'sec. 3.4: "in batches of 4"', checks.SIZE)
     learning_rate: float = setting(5e-5, 'sec. 3.4.1: Adam, 5e-5', checks.STEP_SIZE)
     adam_beta1: float = setting(0.0, 'sec. 3.4.1: "zero momentum"', checks.DECAY)
     adam_beta2: float = setting(0.999, "not stated; Adam's default (Kingma & Ba)", checks.DECAY)
     adam_epsilon: float = setting(1e-8, "not stated; Adam's default (Kingma & Ba)",
                                   checks.OPTIMIZER_OFFSET)
-    target_update_period: int = setting(1000, 'sec. 4.1: T_update = 1000 learner updates')
+    target_update_period: int = setting(1000, 'sec. 4.1: T_update = 1000 learner updates',
+                                        checks.PERIOD)
     discount: float = setting(0.99, "not stated; DQN's and C51's", checks.DISCOUNT)
-    retrace_lambda: float = setting(1.0, 'sec. 4.1: lambda = 1.0')
+    retrace_lambda: float = setting(1.0, 'sec. 4.1: lambda = 1.0', checks.TRACE)
     beta_loo_truncation: float = setting(1.0, 'sec. 4.1: beta-LOO with beta = 1, i.e. c = 1 in '
                                               'beta = min(c, 1/mu) (sec. 3.1)',
                                          checks.Rule(checks.Range(1), 'a truncation of the '
@@ -91,7 +92,7 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
 
     # Replay (sec. 3.3, appendix 6.3).
     replay_capacity: int = setting(1_000_000, "not stated; sequences (one per step: 1M steps, "
-                                              "DQN's)", fixed_on_resume=True)
+                                              "DQN's)", checks.CAPACITY, fixed_on_resume=True)
     replay_slack: int = setting(10_000, 'ours: room for sequences not yet registered (Reverb '
                                         'keeps capacity + slack; '
                                         'agents/reactor/lazy_priorities.py)', _ITEMS,
@@ -100,7 +101,7 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
                                     checks.Rule(checks.UNIT, 'the weight of uniform sampling '
                                                              'in the replay'))
     min_replay_size: int = setting(10_000, 'not stated; sequences before learning starts',
-                                   fixed_on_resume=True)
+                                   checks.SIZE, fixed_on_resume=True)
 
     envs_per_actor: int = setting(5, 'not from the paper: 2 actors x 5 = 10 environments, one '
                                      "per paper worker's acting thread")

@@ -22,7 +22,7 @@ class GuideAtari(typed_config.sections(runtime_config.Runtime, environment_confi
     experiment: str = setting('guide_actor_critic_atari', 'launch/experiments.py')
     game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
     unroll_length: int = setting(1, 'sec. 13.5: one learnt step per item', (1,))
-    batch_size: int = setting(32, _NOT_STATED)
+    batch_size: int = setting(32, _NOT_STATED, checks.SIZE)
     discount: float = setting(0.99, _NOT_STATED, checks.DISCOUNT)
     baseline_cost: float = setting(0.5, _NOT_STATED, checks.LOSS_WEIGHT)
     entropy_cost: float = setting(0.01, _NOT_STATED, checks.LOSS_WEIGHT)
@@ -31,7 +31,8 @@ class GuideAtari(typed_config.sections(runtime_config.Runtime, environment_confi
     rmsprop_epsilon: float = setting(0.01, _NOT_STATED, checks.OPTIMIZER_OFFSET)
     max_grad_norm: float = setting(40.0, _NOT_STATED, checks.CLIP_OR_NONE)
     total_frames: int = setting(50_000_000, 'not stated', checks.BUDGET)
-    queue_size: int = setting(64, 'ours: transitions buffered between actors and learner')
+    queue_size: int = setting(64, 'ours: transitions buffered between actors and learner',
+                              checks.SIZE)
     eval_protocol: str = setting('atari_noop', "no paper's table reports it")
 
 
