@@ -120,13 +120,12 @@ def resolve(experiment: experiments.Experiment, *, paper: typed_config.Config,
     program's --game or --task) and `sweep` (--sweep, which sets the number of learners).
     `resume_hint`: a run of another experiment in `run_dir` is refused with the program that
     resumes it, where launch/ has one."""
-    found = _read(run_dir)
-    saved = found[2] if found else None
-    if found and found[0].name != experiment.name:
-        program = f'launch.{found[0].name}'
+    saved_experiment, _, saved = _read(run_dir) or (None, None, None)
+    if saved is not None and saved_experiment.name != experiment.name:
+        program = f'launch.{saved_experiment.name}'
         hint = (f'resume it with {program}, or '
                 if resume_hint and importlib.util.find_spec(program) else '')
-        raise ConfigError(f'{run_dir} holds a run of {found[0].name}, not of '
+        raise ConfigError(f'{run_dir} holds a run of {saved_experiment.name}, not of '
                           f'{experiment.name}: {hint}choose another --run_dir')
     config = paper
     resumed = None

@@ -18,10 +18,6 @@ class Atari(typed_config.Config):
     """The Atari fields `atari.from_config` reads, and `reward_clip`: the pipeline of DQN (Mnih
     et al., 2015), which IMPALA's table G.1 states value for value and Ape-X (appendix C),
     Reactor (sec. 4.1) and LASER (through IMPALA, sec. 5.1) defer to."""
-    RELATIONS = (checks.Relation(
-        lambda c: 1 <= c.max_pool_frames <= c.action_repeat,
-        lambda c: f'--config.max_pool_frames must be in [1, action_repeat={c.action_repeat}], '
-                  f'got {c.max_pool_frames}'),)
     action_set: str = setting('minimal', "DQN: each game's minimal action set (IMPALA app. G: "
                                          "\"game-specific action sets\")",
                               ('minimal', 'full'), fixed_on_resume=True)
@@ -40,6 +36,10 @@ class Atari(typed_config.Config):
                                                '(docs/fidelity.md)')
     reward_clip: float = setting(1.0, 'DQN: rewards clipped to [-1, 1] (IMPALA table G.1)',
                                  checks.CLIP_OR_NONE)
+    RELATIONS = (checks.Relation(
+        lambda c: 1 <= c.max_pool_frames <= c.action_repeat,
+        lambda c: f'--config.max_pool_frames must be in [1, action_repeat={c.action_repeat}], '
+                  f'got {c.max_pool_frames}'),)
 
 
 @typed_config.config
