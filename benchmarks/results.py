@@ -492,6 +492,15 @@ ROWS = {row.name: row for row in (
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.core_last_action_reward=false',
                 '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
+    # The inputs change (no runaway in six seeds) at a smaller RMSProp epsilon, where the
+    # torso's updates leave the damped regime of 1e-3 (benchmarks/gradient_scale.py): 1e-4 is
+    # TF1's form of TorchBeast's Atari LSTM agent's (PyTorch's eps 0.01 outside the square
+    # root, a denominator floor of 0.01), a small-batch LSTM agent known to learn.
+    Row('laser_breakout_no_last_action_reward_epsilon_1e-4',
+        'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001'),
+        **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
