@@ -68,7 +68,7 @@ def test_two_sections_declaring_one_field_are_refused():
 @pytest.mark.parametrize('name', experiments.NAMES)
 def test_every_field_of_every_experiment_says_where_its_value_comes_from(name):
     config_class = experiments.get(name).paper_config
-    for field in config_class.__dataclass_fields__:
+    for field in config_class.field_names():
         assert config_class.about(field).cite.strip(), (name, field)
 
 
@@ -99,7 +99,7 @@ def test_every_inherited_field_names_the_paper_it_cites(name):
     every paper may take names the paper of the part it cites."""
     config_class = experiments.get(name).paper_config
     own = _PAPERS[config_class.__module__]
-    for field in config_class.__dataclass_fields__:
+    for field in config_class.field_names():
         cite = config_class.about(field).cite
         paper = _PAPERS.get(_declared_by(config_class, field).__module__)
         if paper is None:

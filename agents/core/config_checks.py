@@ -132,7 +132,7 @@ REPLAY_AND_ONLINE_IN_EVERY_BATCH = Relation(
 def declared(config) -> None:
     """Every field of `config` as its metadata allows (`rule`): a numeric one
     finite and in its range, a field of choices one of them; then every relation its sections
-    and its experiment declare (`RELATIONS`)."""
+    and its experiment declare (`RELATIONS`), each on the section or experiment declaring it."""
     for field, value in config.items():
         found = rule(config, field)
         if isinstance(found, tuple):
@@ -140,9 +140,10 @@ def declared(config) -> None:
         elif found and is_number(value) and not found.range.holds(value):
             raise ConfigError(f'--config.{field} must be {found.range.refusal(value)}, got '
                               f'{value} ({found.meaning})')
-    for relation in type(config).relations():
-        if not relation.holds(config):
-            raise ConfigError(relation.line(config))
+    for part in (*config.members().values(), config):
+        for relation in type(part).relations():
+            if not relation.holds(part):
+                raise ConfigError(relation.line(part))
 
 
 def first_batch_frames(config) -> tuple[int, str]:

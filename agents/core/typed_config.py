@@ -1,22 +1,28 @@
 """Typed experiment configs: frozen dataclasses whose fields say what the paper says of them.
 
-An experiment's config is one frozen dataclass (`@config`), made of shared sections
-(`sections(...)`: the runtime's, an environment family's, the population's, the agent's own
-learner) and the fields of its experiment. Every field is a `setting`: its value, where the
-paper states it (or "not stated" and why ours), the values it allows and whether a resumed run
-may change it. An experiment that states another value than its section redeclares the field
-with its own citation; what the field allows, and its resume rule, stay the section's.
+An experiment's config (`@config`) holds its sections as typed, frozen members (`member`: the
+runtime's, an environment family's, the population's, the agent's network and learner) beside
+the few fields of its own (its target: `game`, `tasks`). Every field of a section is a
+`setting`: its value, where the paper states it (or "not stated" and why ours), the values it
+allows and whether a resumed run may change it. An experiment whose paper states another value
+than a shared section's holds a subclass of the section that redeclares the field with its own
+citation; what the field allows, and its resume rule, stay the section's. Each section declares
+the relations among its own fields (`RELATIONS`), the experiment those across its sections.
 
-A config is changed by `replace` (presets, checks, the command line), never in place; it is
-saved as the flat dict `to_dict` (RUN_DIR/config.json), so `--config.<field>` and saved runs
-name fields as before (Acme's typed configs, with ml_collections' flags only at the edge:
-launch/program.py).
+A config is changed by `replace` (presets, checks, the command line), never in place, by the
+fields' names, which are unique across an experiment's sections; it is saved as the flat dict
+`to_dict` (RUN_DIR/config.json), so `--config.<field>` and saved runs name fields as before
+(Acme's typed configs, with ml_collections' flags only at the edge: launch/program.py).
+Composed with `sections(...)` instead, the parts' fields are the config's own (a config read
+as one flat set, as tests' small agents are).
 """
 import dataclasses
 import difflib
 from typing import Any, Iterator
 
 _ABOUT = 'about'
+_SECTION = 'section'
+_LAYOUTS: dict[type, dict[str, str | None]] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,34 +42,67 @@ def setting(default, cite: str, allowed=None, *, fixed_on_resume: bool | None = 
         _ABOUT: About(cite, allowed, fixed_on_resume)})
 
 
+def member(section: type):
+    """A section an experiment holds, at the defaults of `section`: a `@config` class, or the
+    subclass of one that redeclares the values the experiment's paper states."""
+    return dataclasses.field(default_factory=section, metadata={_SECTION: section})
+
+
+def _layout(cls) -> dict[str, str | None]:
+    """{field: the member holding it, or None for the config's own field}, in declared order."""
+    if cls not in _LAYOUTS:
+        layout = {}
+        for name, field in cls.__dataclass_fields__.items():
+            section = field.metadata.get(_SECTION)
+            for flat in (section.__dataclass_fields__ if section else (name,)):
+                layout[flat] = name if section else None
+        _LAYOUTS[cls] = layout
+    return _LAYOUTS[cls]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Config:
-    """The base of every experiment's config: a flat, frozen set of fields, read as attributes
-    (`config.batch_size`) or by name (`config['batch_size']`, `'game' in config`). Each section,
-    and each experiment for the relations across its sections, declares the relations between
-    its fields in `RELATIONS` (agents/core/config_checks.Relation)."""
+    """The base of every section and experiment config: frozen fields read as attributes
+    (`config.learning.batch_size`), and by name across its sections (`config['batch_size']`,
+    `'game' in config`, `replace(batch_size=8)`). Each section, and each experiment for the
+    relations across its sections, declares the relations between its fields in `RELATIONS`
+    (agents/core/config_checks.Relation)."""
     RELATIONS = ()
 
     def replace(self, **values) -> 'Config':
-        """A copy with `values`; a ValueError names a field this config does not have."""
-        unknown = [name for name in values if name not in self]
+        """A copy with `values`, each given to the section that holds it; a ValueError names a
+        field this config does not have."""
+        layout = _layout(type(self))
+        unknown = [name for name in values if name not in layout]
         if unknown:
-            near = difflib.get_close_matches(unknown[0], list(self), n=3)
+            near = difflib.get_close_matches(unknown[0], list(layout), n=3)
             hint = f'; did you mean: {", ".join(near)}?' if near else ''
             raise ValueError(f'{type(self).__name__} has no field {unknown[0]!r}{hint}')
-        return dataclasses.replace(self, **values)
+        own = {name: value for name, value in values.items() if layout[name] is None}
+        for holder in dict.fromkeys(layout[name] for name in values if layout[name]):
+            own[holder] = getattr(self, holder).replace(
+                **{name: value for name, value in values.items() if layout[name] == holder})
+        return dataclasses.replace(self, **own)
 
     def to_dict(self) -> dict:
-        return {name: getattr(self, name) for name in self}
+        return {name: self[name] for name in self}
+
+    def members(self) -> dict[str, 'Config']:
+        """The sections this config holds, by member name."""
+        return {holder: getattr(self, holder)
+                for holder in dict.fromkeys(_layout(type(self)).values()) if holder}
 
     @classmethod
     def about(cls, name: str) -> About:
+        holder = _layout(cls)[name]
+        if holder is not None:
+            return cls.__dataclass_fields__[holder].metadata[_SECTION].about(name)
         return cls.__dataclass_fields__[name].metadata[_ABOUT]
 
     @classmethod
     def relations(cls) -> tuple:
-        """The relations between its fields: every section's `RELATIONS`, then the
-        experiment's."""
+        """The relations between its own fields (its members declare theirs): every composed
+        part's `RELATIONS`, then the class's."""
         found = []
         for base in reversed(cls.__mro__):
             found += [relation for relation in vars(base).get('RELATIONS', ())
@@ -71,20 +110,34 @@ class Config:
         return tuple(found)
 
     @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Its fields' names, its own and its sections', in declared order."""
+        return tuple(_layout(cls))
+
+    @classmethod
     def fixed_on_resume(cls) -> tuple[str, ...]:
         """The fields a resumed run cannot change: their metadata's."""
-        return tuple(name for name in cls.__dataclass_fields__ if cls.about(name).fixed_on_resume)
+        return tuple(name for name in cls.field_names() if cls.about(name).fixed_on_resume)
 
     def __getitem__(self, name: str):
-        if name not in self:
+        holder = _layout(type(self)).get(name, KeyError)
+        if holder is KeyError:
             raise KeyError(name)
-        return getattr(self, name)
+        return getattr(getattr(self, holder), name) if holder else getattr(self, name)
+
+    def __getattr__(self, name: str):
+        # Until every reader takes its section (issue 60): a section's field read by its name
+        # from the experiment. Only names no attribute has reach here.
+        holder = _layout(type(self)).get(name)
+        if not holder:
+            raise AttributeError(f'{type(self).__name__} has no field {name!r}')
+        return getattr(getattr(self, holder), name)
 
     def __contains__(self, name) -> bool:
-        return name in self.__dataclass_fields__
+        return name in _layout(type(self))
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.__dataclass_fields__)
+        return iter(_layout(type(self)))
 
     def items(self):
         return self.to_dict().items()
@@ -92,7 +145,8 @@ class Config:
 
 def config(cls):
     """`@config`: `cls` as a frozen dataclass of keyword fields, each field it redeclares
-    keeping its section's `allowed` and `fixed_on_resume` where it does not give its own."""
+    keeping its section's `allowed` and `fixed_on_resume` where it does not give its own; a
+    TypeError where two of its sections, or a section and the class, declare one field."""
     inherited = {}
     for base in cls.__mro__[1:]:
         for name, field in getattr(base, '__dataclass_fields__', {}).items():
@@ -103,6 +157,10 @@ def config(cls):
         if not isinstance(value, dataclasses.Field):
             continue
         before = inherited.get(name)
+        if _SECTION in value.metadata:
+            if name not in annotations:
+                annotations[name] = before.type if before else value.metadata[_SECTION]
+            continue
         about = value.metadata[_ABOUT]
         if before is not None:
             was = before.metadata[_ABOUT]
@@ -114,7 +172,16 @@ def config(cls):
             raise TypeError(f'{cls.__name__}.{name}: a new field needs its type')
         setattr(cls, name, dataclasses.field(default=value.default, metadata={
             _ABOUT: About(about.cite, about.allowed, bool(about.fixed_on_resume))}))
-    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+    cls = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+    declares = {}
+    for name, field in cls.__dataclass_fields__.items():
+        section = field.metadata.get(_SECTION)
+        for flat in (section.__dataclass_fields__ if section else (name,)):
+            where = section.__name__ if section else cls.__name__
+            if flat in declares:
+                raise TypeError(f'{declares[flat]} and {where} both declare {flat!r}')
+            declares[flat] = where
+    return cls
 
 
 def sections(*parts: type) -> type:

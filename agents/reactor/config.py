@@ -9,6 +9,7 @@ from agents.core import config_checks as checks
 from agents.core import environment_config
 from agents.core import runtime_config
 from agents.core import typed_config
+from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from environments import settings
 
@@ -18,21 +19,23 @@ _ITEMS = checks.Rule(checks.COUNT, 'items')
 
 
 @typed_config.config
-class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_config.Atari)):
-    """Reactor on one Atari game (sec. 3.4, 4.1; appendix 6.4, table 3).
-
-    Environment: "the same pre-processing pipeline including 4 action repeats was used as in
-    the original DQN paper" (sec. 4.1; agents/core/environment_config.py): 84x84 frames (table
-    3).
-    Not stated, DQN's: minimal action sets, max over the last 2 frames, episodes ended at a lost
-    life in training (IMPALA's too), no-op starts in training (up to 30), rewards clipped to
-    [-1, 1]; the 30-minute cap (not stated for training), as evaluation's. Runtime: one learner
-    (Reactor runs no sweeps); 2 actors x 5 = 10 environments, one per paper worker's acting
-    thread (10 or 20 actor-learner workers and a parameter server, sec. 3.4;
-    docs/fidelity.md).
-    """
+class ReactorRuntime(runtime_config.Runtime):
+    """How this machine runs Reactor: one learner (Reactor runs no sweeps); 2 actors x 5 = 10
+    environments, one per paper worker's acting thread (10 or 20 actor-learner workers and a
+    parameter server, sec. 3.4; docs/fidelity.md)."""
     experiment: str = setting('reactor_atari', 'launch/experiments.py')
-    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    envs_per_actor: int = setting(5, 'not from the paper: 2 actors x 5 = 10 environments, one '
+                                     "per paper worker's acting thread")
+    eval_protocol: str = setting('reactor_atari_noop', 'sec. 4.1, table 5')
+
+
+@typed_config.config
+class ReactorAtariEnvironment(environment_config.Atari):
+    """"The same pre-processing pipeline including 4 action repeats was used as in the original
+    DQN paper" (sec. 4.1; agents/core/environment_config.py): 84x84 frames (table 3). Not
+    stated, DQN's: minimal action sets, max over the last 2 frames, episodes ended at a lost
+    life in training (IMPALA's too), no-op starts in training (up to 30), rewards clipped to
+    [-1, 1]; the 30-minute cap (not stated for training), as evaluation's."""
     frame_stack: int = setting(1, 'table 3: Conv 1 input [84, 84, 1]; sec. 3.4.1 replaces frame '
                                   'stacking with the LSTMs')
     action_repeat: int = setting(4, 'sec. 4.1: "the same pre-processing pipeline including 4 '
@@ -43,7 +46,10 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
     life_loss_ends_episode: bool = setting(True, "not stated; DQN's training episodes end at a "
                                                  "lost life (docs/fidelity.md)")
 
-    # Network (table 3, appendix 6.4).
+
+@typed_config.config
+class ReactorNetwork(typed_config.Config):
+    """Table 3's network and its policy (appendix 6.4)."""
     num_atoms: int = setting(51, 'not stated ("#bins"); C51\'s, which Reactor extends',
                              checks.Rule(checks.Range(2), 'a distribution needs two atoms'),
                              fixed_on_resume=True)
@@ -54,8 +60,14 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
     policy_epsilon: float = setting(0.01, 'app. 6.4: the uniform mixed into the policy',
                                     checks.Rule(checks.Range(0, 1, open_low=True),
                                                 'the weight of the uniform policy mixed in'))
+    RELATIONS = (checks.Relation(lambda c: c.v_min < c.v_max,
+                                 lambda c: f'--config.v_min must be below --config.v_max, got '
+                                           f'v_min={c.v_min}, v_max={c.v_max}'),)
 
-    # Learner (sec. 3.4, 4.1).
+
+@typed_config.config
+class ReactorLearning(typed_config.Config):
+    """The learner (sec. 3.4, 4.1)."""
     sequence_length: int = setting(33, 'sec. 3.4: "sequences of length n = 33"',
                                    checks.Rule(checks.Range(2), 'a sequence learns from a step '
                                                                 'and its successor'),
@@ -89,8 +101,15 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
                                                'ahead or behind at any moment (Reverb\'s error '
                                                'buffer)', _ITEMS, fixed_on_resume=True)
     total_frames: int = setting(200_000_000, 'sec. 4.1: 200M frames', checks.BUDGET)
+    RELATIONS = (checks.Relation(lambda c: c.sequence_period <= c.sequence_length,
+                                 lambda c: f'--config.sequence_period must be <= '
+                                           f'sequence_length={c.sequence_length}, got '
+                                           f'{c.sequence_period}'),)
 
-    # Replay (sec. 3.3, appendix 6.3).
+
+@typed_config.config
+class ReactorReplay(typed_config.Config):
+    """The prioritized sequence replay (sec. 3.3, appendix 6.3)."""
     replay_capacity: int = setting(1_000_000, "not stated; sequences (one per step: 1M steps, "
                                               "DQN's)", checks.CAPACITY, fixed_on_resume=True)
     replay_slack: int = setting(10_000, 'ours: room for sequences not yet registered (Reverb '
@@ -102,18 +121,19 @@ class ReactorAtari(typed_config.sections(runtime_config.Runtime, environment_con
                                                              'in the replay'))
     min_replay_size: int = setting(10_000, 'not stated; sequences before learning starts',
                                    checks.SIZE, fixed_on_resume=True)
+    RELATIONS = (checks.REPLAY_FILLS_BEFORE_LEARNING,)
 
-    envs_per_actor: int = setting(5, 'not from the paper: 2 actors x 5 = 10 environments, one '
-                                     "per paper worker's acting thread")
-    eval_protocol: str = setting('reactor_atari_noop', 'sec. 4.1, table 5')
-    RELATIONS = (
-        checks.Relation(lambda c: c.v_min < c.v_max,
-                        lambda c: f'--config.v_min must be below --config.v_max, got '
-                                  f'v_min={c.v_min}, v_max={c.v_max}'),
-        checks.BATCH_WITHIN_REPLAY, checks.REPLAY_FILLS_BEFORE_LEARNING,
-        checks.Relation(lambda c: c.sequence_period <= c.sequence_length,
-                        lambda c: f'--config.sequence_period must be <= sequence_length='
-                                  f'{c.sequence_length}, got {c.sequence_period}'))
+
+@typed_config.config
+class ReactorAtari(typed_config.Config):
+    """Reactor on one Atari game (sec. 3.4, 4.1; appendix 6.4, table 3)."""
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(ReactorRuntime)
+    environment: environment_config.Atari = member(ReactorAtariEnvironment)
+    network: ReactorNetwork = member(ReactorNetwork)
+    learning: ReactorLearning = member(ReactorLearning)
+    replay: ReactorReplay = member(ReactorReplay)
+    RELATIONS = (checks.BATCH_WITHIN_REPLAY,)   # the learner's batch, the replay's capacity
 
 
 def quick(c: ReactorAtari) -> ReactorAtari:
