@@ -181,6 +181,10 @@ def config(cls):
             if flat in declares:
                 raise TypeError(f'{declares[flat]} and {where} both declare {flat!r}')
             declares[flat] = where
+    for name, field in cls.__dataclass_fields__.items():
+        if _SECTION in field.metadata and name in declares:
+            raise TypeError(f'{cls.__name__}.{name}: a member named as the field of '
+                            f'{declares[name]}')
     return cls
 
 
