@@ -238,10 +238,19 @@ def test_a_shared_replay_gives_each_learner_states_from_its_own_parameters(tmp_p
 AFTER_COPY = 20
 
 
+@typed_config.config
+class _Adapts(population.Population):
+    pbt_adapted: str = typed_config.setting('entropy_cost,learning_rate', 'a test')
+
+
+@typed_config.config
+class _LaserAtariWithPopulation(laser_config.LaserAtari):
+    population = typed_config.member(_Adapts)
+
+
 def _member(builder, run_dir, dirs):
     """Learner 0's member of a population of two (IMPALA app. F's settings)."""
-    with_population = typed_config.sections(type(builder.config), population.Population)
-    c = with_population(**builder.config.to_dict(), pbt_adapted='entropy_cost,learning_rate')
+    c = _LaserAtariWithPopulation().replace(**builder.config.to_dict())
     return pbt.member(c.replace(pbt_population=2), run_dir, dirs, 0, fitness=lambda games: 0.0)
 
 

@@ -34,7 +34,7 @@ def _config(**overrides):
 
 
 def test_the_initial_population_is_drawn_from_table_d1():
-    c = impala_config.check(impala_config.ImpalaAtari(pbt_population=24))   # table D.1
+    c = impala_config.check(impala_config.ImpalaAtari().replace(pbt_population=24))   # table D.1
     assert c.num_learners == 24                     # the members are the run's learners
     sweeps = experiments.get('impala_atari').sweeps
     members = sweeps.members(c)

@@ -17,6 +17,7 @@ from agents.core import population
 from agents.core import runtime_config
 from agents.core import typed_config
 from agents.core.config_checks import ConfigError
+from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from launch import configs
 from launch import experiments
@@ -29,10 +30,20 @@ class _Section(typed_config.Config):
 
 
 @typed_config.config
-class _Experiment(typed_config.sections(_Section, runtime_config.Runtime)):
+class _Stated(_Section):
+    learning_rate: float = setting(5e-4, 'its paper')          # keeps the section's rule
+
+
+@typed_config.config
+class _Runtime(runtime_config.Runtime):
     experiment: str = setting('made_up', 'a test')
     eval_protocol: str = setting('atari_noop', 'a test')
-    learning_rate: float = setting(5e-4, 'its paper')          # keeps the section's rule
+
+
+@typed_config.config
+class _Experiment(typed_config.Config):
+    section: _Section = member(_Stated)
+    runtime: runtime_config.Runtime = member(_Runtime)
 
 
 def test_a_config_is_frozen_and_changed_by_replace_only():
@@ -54,15 +65,18 @@ def test_a_redeclared_field_keeps_its_sections_rule_and_resume_rule():
     assert 'torso' in _Experiment.fixed_on_resume()
     with pytest.raises(ConfigError, match=r'^--config.learning_rate must be > 0, got 0.0 '
                                           r'\(a step size\)$'):
-        config_checks.declared(_Experiment(learning_rate=0.0))
+        config_checks.declared(_Experiment().replace(learning_rate=0.0))
     with pytest.raises(ConfigError, match="^--config.torso must be one of 'shallow', 'deep', "
                                           "got 'wide'$"):
-        config_checks.declared(_Experiment(torso='wide'))
+        config_checks.declared(_Experiment().replace(torso='wide'))
 
 
 def test_two_sections_declaring_one_field_are_refused():
     with pytest.raises(TypeError, match="_Section and _Section both declare 'learning_rate'"):
-        typed_config.sections(_Section, _Section)
+        @typed_config.config
+        class _Twice(typed_config.Config):   # pylint: disable=unused-variable
+            first: _Section = member(_Section)
+            second: _Section = member(_Section)
 
 
 @pytest.mark.parametrize('name', experiments.NAMES)
@@ -83,13 +97,13 @@ _A_PART = re.compile(r'\b(?:sec|app|fig|figs|eq)\.|\b(?:table|appendix|figure|re
 
 def _declared_by(config_class, field):
     """The class of the agents' or the shared config modules that declares `field` as
-    `config_class` has it (its metadata, taken whole by `typed_config.sections`)."""
+    `config_class` has it (the metadata its section's class holds)."""
     about = config_class.about(field)
     modules = [importlib.import_module(name) for name in _PAPERS] + list(_SHARED)
     return next(found for module in modules for found in vars(module).values()
                 if isinstance(found, type) and issubclass(found, typed_config.Config)
                 and field in vars(found).get('__annotations__', {})
-                and found.about(field) is about)
+                and field in found.field_names() and found.about(field) is about)
 
 
 @pytest.mark.parametrize('name', experiments.NAMES)

@@ -13,8 +13,6 @@ A config is changed by `replace` (presets, checks, the command line), never in p
 fields' names, which are unique across an experiment's sections; it is saved as the flat dict
 `to_dict` (RUN_DIR/config.json), so `--config.<field>` and saved runs name fields as before
 (Acme's typed configs, with ml_collections' flags only at the edge: launch/program.py).
-Composed with `sections(...)` instead, the parts' fields are the config's own (a config read
-as one flat set, as tests' small agents are).
 """
 import dataclasses
 import difflib
@@ -101,8 +99,8 @@ class Config:
 
     @classmethod
     def relations(cls) -> tuple:
-        """The relations between its own fields (its members declare theirs): every composed
-        part's `RELATIONS`, then the class's."""
+        """The relations between its own fields (its members declare theirs): its bases'
+        `RELATIONS`, then its own."""
         found = []
         for base in reversed(cls.__mro__):
             found += [relation for relation in vars(base).get('RELATIONS', ())
@@ -186,21 +184,3 @@ def config(cls):
             raise TypeError(f'{cls.__name__}.{name}: a member named as the field of '
                             f'{declares[name]}')
     return cls
-
-
-def sections(*parts: type) -> type:
-    """One config class holding the fields and relations of every part (each a `@config`
-    class): the base of an experiment's config, composed rather than inherited from several
-    parts."""
-    fields, owner = [], {}
-    for part in parts:
-        for name, field in part.__dataclass_fields__.items():
-            if name in owner:
-                raise TypeError(f'{part.__name__} and {owner[name]} both declare {name!r}')
-            owner[name] = part.__name__
-            fields.append((name, field.type, dataclasses.field(
-                default=field.default, metadata=field.metadata)))
-    name = ''.join(part.__name__ for part in parts)
-    relations = tuple(relation for part in parts for relation in part.relations())
-    return dataclasses.make_dataclass(name, fields, bases=(Config,), frozen=True,
-                                      kw_only=True, namespace={'RELATIONS': relations})

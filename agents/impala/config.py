@@ -8,9 +8,11 @@ from typing import Callable
 from agents.core import config_checks as checks
 from agents.core import environment_config
 from agents.core import population
+from agents.core.population import Population
 from agents.core import runtime_config
 from agents.core import sweeps
 from agents.core import typed_config
+from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from agents.ops import choices
 from environments import settings
@@ -77,13 +79,6 @@ class RMSProp(typed_config.Config):
                                               "training's frames; a run stopped earlier "
                                               '(total_frames, the budget) keeps this schedule',
                                  checks.ANNEALING)
-    # The learning rate is 0 from `anneal_frames` on, unless a population adapts it unannealed
-    # (agents/core/population.py).
-    RELATIONS = (checks.Relation(
-        lambda c: c.total_frames <= c.anneal_frames or not population.anneals_learning_rate(c),
-        lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
-                  f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
-                  f'least total_frames'),)
 
 
 @typed_config.config
@@ -116,20 +111,19 @@ class ImpalaLearning(typed_config.Config):
     RELATIONS = (checks.BATCH_WITHIN_REPLAY, checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH)
 
 
-_IMPALA = (UnrollNetwork, VTrace, RMSProp, ImpalaLearning, population.Population,
-           runtime_config.Runtime)
+# Across the optimizer and the population, in every IMPALA and LASER experiment: the learning
+# rate is 0 from `anneal_frames` on, unless a population adapts it unannealed
+# (agents/core/population.py).
+ANNEALS_WITHIN_BUDGET = checks.Relation(
+    lambda c: c.total_frames <= c.anneal_frames or not population.anneals_learning_rate(c),
+    lambda c: f'--config.total_frames={c.total_frames} runs past --config.anneal_frames='
+              f'{c.anneal_frames}, where the learning rate reaches 0: give anneal_frames at '
+              f'least total_frames')
 
 
 @typed_config.config
-class ImpalaAtari(typed_config.sections(*_IMPALA, environment_config.Atari)):
-    """Per-game IMPALA experts on Atari (sec. 5.3.2, appendix G, table G.1; table 4).
-
-    Environment (appendix G, table G.1): DQN's pipeline, which table G.1 states value for value
-    (agents/core/environment_config.py); app. G: "experts use game-specific action sets". Not
-    stated: A3C-style random no-op starts in training (up to 30) and the standard 30-minute cap
-    (docs/fidelity.md)."""
+class ImpalaAtariRuntime(runtime_config.Runtime):
     experiment: str = setting('impala_atari', 'launch/experiments.py')
-    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
     # 16 games per actor (not stated; the runtime default is 8): each batched forward pass
     # serves twice the frames, and the actor's loop (the emulator and the network stepped in
     # turn) runs about 20% faster per core; at batch 32 an actor's 16 unrolls are half a batch,
@@ -142,8 +136,31 @@ class ImpalaAtari(typed_config.sections(*_IMPALA, environment_config.Atari)):
     # (TABLE_D1) and adapting table G.1's four hyperparameters, as the multi-task agent does.
     pbt_population: int = setting(0, 'app. G: the experts train with fixed hyperparameters',
                                   fixed_on_resume=True)
+
+
+@typed_config.config
+class ImpalaAtariPopulation(population.Population):
     pbt_adapted: str = setting('entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm',
                                "table G.1's four hyperparameters")
+
+
+@typed_config.config
+class ImpalaAtari(typed_config.Config):
+    """Per-game IMPALA experts on Atari (sec. 5.3.2, appendix G, table G.1; table 4).
+
+    Environment (appendix G, table G.1): DQN's pipeline, which table G.1 states value for value
+    (agents/core/environment_config.py); app. G: "experts use game-specific action sets". Not
+    stated: A3C-style random no-op starts in training (up to 30) and the standard 30-minute cap
+    (docs/fidelity.md)."""
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(ImpalaAtariRuntime)
+    environment: environment_config.Atari = member(environment_config.Atari)
+    network: UnrollNetwork = member(UnrollNetwork)
+    vtrace: VTrace = member(VTrace)
+    optimizer: RMSProp = member(RMSProp)
+    learning: ImpalaLearning = member(ImpalaLearning)
+    population: Population = member(ImpalaAtariPopulation)
+    RELATIONS = (ANNEALS_WITHIN_BUDGET,)
 
 
 def quick(c: ImpalaAtari) -> ImpalaAtari:
@@ -205,47 +222,78 @@ _POPULATION = 'table D.1: "population size are 24"; table G.1: 24'
 
 
 @typed_config.config
-class ImpalaAtari57(typed_config.sections(*_IMPALA, environment_config.Atari)):
-    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G, table G.1; tables 4 and C.1,
-    multi-task column): one deep feed-forward network for all 57 games on the full action set,
-    PBT over 24 members. Everything else is the experts' table G.1 (`ImpalaAtari`)."""
+class ImpalaAtari57Runtime(runtime_config.Runtime):
     experiment: str = setting('impala_atari57', 'launch/experiments.py')
-    # A multi-task run's tasks are fixed: its logged games name their task by environment
-    # (builders.game_task), so other tasks would report them under other names.
-    tasks: str = setting('atari57', 'sec. 5.3.2: all 57 games (or games joined by commas)',
-                         fixed_on_resume=True)
-    torso: str = setting('deep', 'app. G: "a feed forward residual network (see Figure 3)"')
-    action_set: str = setting('full', 'app. G: "the full Atari action set consisting of 18 '
-                                      'actions", one policy layer for every game')
-    total_frames: int = setting(57 * 200_000_000, 'table C.1: 200M frames per game, here over '
-                                                  'all games')
-    anneal_frames: int = setting(57 * 200_000_000, "table G.1: annealed to 0 over the "
-                                                   "training's frames")
     num_actors: int = setting(57, 'sec. 5.3: a fixed number of actors per game; the number is '
                                   'not stated for Atari: one each, the fewest')
     envs_per_actor: int = setting(1, 'not stated: one environment per actor')
     eval_protocol: str = setting('impala_atari_multitask_noop', 'tables C.1 and 4 '
                                                                 '(multi-task): no-op starts')
     pbt_population: int = setting(24, _POPULATION, fixed_on_resume=True)
-    pbt_adapted: str = setting('entropy_cost,learning_rate,rmsprop_epsilon,max_grad_norm',
-                               "table G.1's four hyperparameters")
+
+
+@typed_config.config
+class ImpalaAtari57Environment(environment_config.Atari):
+    action_set: str = setting('full', 'app. G: "the full Atari action set consisting of 18 '
+                                      'actions", one policy layer for every game')
+
+
+@typed_config.config
+class ImpalaAtari57Network(UnrollNetwork):
+    torso: str = setting('deep', 'app. G: "a feed forward residual network (see Figure 3)"')
+
+
+@typed_config.config
+class ImpalaAtari57Optimizer(RMSProp):
+    total_frames: int = setting(57 * 200_000_000, 'table C.1: 200M frames per game, here over '
+                                                  'all games')
+    anneal_frames: int = setting(57 * 200_000_000, "table G.1: annealed to 0 over the "
+                                                   "training's frames")
+
+
+@typed_config.config
+class ImpalaAtari57Population(ImpalaAtariPopulation):
     pbt_anneal_learning_rate: bool = setting(True, 'table G.1: "Anneal linearly to 0", for '
                                                    'every Atari agent')
 
 
 @typed_config.config
-class ImpalaDmLab30(typed_config.sections(*_IMPALA, environment_config.DmLab)):
-    """The multi-task agent on DMLab-30 (sec. 5.3.1; appendices B, D and F; tables 3 and B.1):
-    figure 3's network with its LSTM core and instruction encoder on all 30 levels, 'IMPALA,
-    deep, PBT' of table 3 (`--config.torso=shallow --config.num_actors=210` is its shallow
-    net). Learner values as table D.3 (the frames, actions and instructions:
-    agents/core/environment_config.py), loss and optimizer as the experts' (`ImpalaAtari`)."""
-    experiment: str = setting('impala_dmlab30', 'launch/experiments.py')
-    tasks: str = setting('dmlab30', 'sec. 5.3.1: the 30 levels of appendix B, trained on the '
-                                    '_train variants of the two train/test pairs',
+class ImpalaAtari57(typed_config.Config):
+    """The multi-task agent on Atari-57 (sec. 5.3.2, appendix G, table G.1; tables 4 and C.1,
+    multi-task column): one deep feed-forward network for all 57 games on the full action set,
+    PBT over 24 members. Everything else is the experts' table G.1 (`ImpalaAtari`)."""
+    # A multi-task run's tasks are fixed: its logged games name their task by environment
+    # (builders.game_task), so other tasks would report them under other names.
+    tasks: str = setting('atari57', 'sec. 5.3.2: all 57 games (or games joined by commas)',
                          fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(ImpalaAtari57Runtime)
+    environment: environment_config.Atari = member(ImpalaAtari57Environment)
+    network: UnrollNetwork = member(ImpalaAtari57Network)
+    vtrace: VTrace = member(VTrace)
+    optimizer: RMSProp = member(ImpalaAtari57Optimizer)
+    learning: ImpalaLearning = member(ImpalaLearning)
+    population: Population = member(ImpalaAtari57Population)
+    RELATIONS = (ANNEALS_WITHIN_BUDGET,)
+
+
+@typed_config.config
+class ImpalaDmLab30Runtime(runtime_config.Runtime):
+    experiment: str = setting('impala_dmlab30', 'launch/experiments.py')
+    num_actors: int = setting(150, "sec. 5.3.1: 'IMPALA, deep' has 150 actors, 5 per level "
+                                   "(210, 7 per level, for 'IMPALA, shallow')")
+    envs_per_actor: int = setting(1, 'sec. 5.3.1: one level per actor')
+    eval_protocol: str = setting('impala_dmlab30_test', 'tables B.1 and 3: the test levels')
+    pbt_population: int = setting(24, _POPULATION, fixed_on_resume=True)
+
+
+@typed_config.config
+class ImpalaDmLab30Network(UnrollNetwork):
     torso: str = setting('deep', "table 3: 'IMPALA, deep, PBT'; 'shallow' is figure 3 left")
     core: str = setting('lstm', 'figure 3: LSTM 256 fed the last action and reward')
+
+
+@typed_config.config
+class ImpalaDmLab30Learning(ImpalaLearning):
     reward_clipping: str = setting('optimistic_asymmetric', "table D.3: DMLab-30 rewards through "
                                                             "figure D.1's 0.3 min(tanh r, 0) + 5 "
                                                             "max(tanh r, 0)")
@@ -254,10 +302,14 @@ class ImpalaDmLab30(typed_config.sections(*_IMPALA, environment_config.DmLab)):
                                   'throughput runs: "batch size 32 if not otherwise mentioned"')
     discount: float = setting(0.99, 'table D.3')
     baseline_cost: float = setting(0.5, 'table D.3')
-    rmsprop_momentum: float = setting(0.0, 'table D.3')
     entropy_cost: float = setting(0.0033391318945337044, "not stated for one agent: PBT draws "
                                                          "it from table D.1; scalable_agent's "
                                                          "DMLab-30 value, used without PBT")
+
+
+@typed_config.config
+class ImpalaDmLab30Optimizer(RMSProp):
+    rmsprop_momentum: float = setting(0.0, 'table D.3')
     learning_rate: float = setting(0.00031866995608948655, "not stated for one agent: PBT draws "
                                                            "it from table D.1; scalable_agent's "
                                                            "DMLab-30 value, annealed to 0")
@@ -269,13 +321,74 @@ class ImpalaDmLab30(typed_config.sections(*_IMPALA, environment_config.DmLab)):
                                                 "budget")
     anneal_frames: int = setting(10_000_000_000, 'not stated; annealed over the training, as '
                                                  'scalable_agent')
-    num_actors: int = setting(150, "sec. 5.3.1: 'IMPALA, deep' has 150 actors, 5 per level "
-                                   "(210, 7 per level, for 'IMPALA, shallow')")
-    envs_per_actor: int = setting(1, 'sec. 5.3.1: one level per actor')
-    eval_protocol: str = setting('impala_dmlab30_test', 'tables B.1 and 3: the test levels')
-    pbt_population: int = setting(24, _POPULATION, fixed_on_resume=True)
+
+
+@typed_config.config
+class ImpalaDmLab30Population(population.Population):
     pbt_adapted: str = setting('entropy_cost,learning_rate,rmsprop_epsilon',
                                'sec. 5.3.1, app. F')
+
+
+@typed_config.config
+class ImpalaDmLab30(typed_config.Config):
+    """The multi-task agent on DMLab-30 (sec. 5.3.1; appendices B, D and F; tables 3 and B.1):
+    figure 3's network with its LSTM core and instruction encoder on all 30 levels, 'IMPALA,
+    deep, PBT' of table 3 (`--config.torso=shallow --config.num_actors=210` is its shallow
+    net). Learner values as table D.3 (the frames, actions and instructions:
+    agents/core/environment_config.py), loss and optimizer as the experts' (`ImpalaAtari`)."""
+    tasks: str = setting('dmlab30', 'sec. 5.3.1: the 30 levels of appendix B, trained on the '
+                                    '_train variants of the two train/test pairs',
+                         fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(ImpalaDmLab30Runtime)
+    environment: environment_config.DmLab = member(environment_config.DmLab)
+    network: UnrollNetwork = member(ImpalaDmLab30Network)
+    vtrace: VTrace = member(VTrace)
+    optimizer: RMSProp = member(ImpalaDmLab30Optimizer)
+    learning: ImpalaLearning = member(ImpalaDmLab30Learning)
+    population: Population = member(ImpalaDmLab30Population)
+    RELATIONS = (ANNEALS_WITHIN_BUDGET,)
+
+
+@typed_config.config
+class ImpalaDmLabRuntime(ImpalaDmLab30Runtime):
+    experiment: str = setting('impala_dmlab', 'launch/experiments.py')
+    num_actors: int = setting(48, 'table 1: single-machine "IMPALA 48 actors"')
+    eval_protocol: str = setting('impala_dmlab_training', 'table 2\'s "average final return": '
+                                                          "the training games' "
+                                                          "(paper_tables/protocols.py)")
+    pbt_population: int = setting(0, 'sec. 5.2: hyperparameter sweeps, not PBT')
+
+
+@typed_config.config
+class ImpalaDmLabEnvironment(environment_config.DmLab):
+    reward_clip: float = setting(1.0, 'table D.3')
+
+
+@typed_config.config
+class ImpalaDmLabNetwork(ImpalaDmLab30Network):
+    torso: str = setting('shallow', 'sec. 5.2.1 and table 1: "the shallow model in Figure 3"')
+    core: str = setting('lstm', 'figure 3 (left): LSTM 256 fed the last action and reward')
+
+
+@typed_config.config
+class ImpalaDmLabLearning(ImpalaDmLab30Learning):
+    reward_clipping: str = setting('symmetric', 'table D.3: reward clipping "Single tasks '
+                                                '[-1, 1]"')
+    entropy_cost: float = setting(0.00025, "not stated for one run: sec. 5.2 sweeps table D.1's "
+                                           "ranges; scalable_agent's single-level default")
+
+
+@typed_config.config
+class ImpalaDmLabOptimizer(ImpalaDmLab30Optimizer):
+    learning_rate: float = setting(0.00048, "not stated for one run: sec. 5.2 sweeps table "
+                                            "D.1's ranges; scalable_agent's single-level "
+                                            "default, annealed to 0 as there")
+    rmsprop_epsilon: float = setting(0.1, "not stated for one run; scalable_agent's "
+                                          "single-level default (inside table D.1)")
+    total_frames: int = setting(1_000_000_000, "not stated in the text; scalable_agent's "
+                                               "default (total_environment_frames)")
+    anneal_frames: int = setting(1_000_000_000, 'not stated; annealed over the training, as '
+                                                'scalable_agent')
 
 
 @typed_config.config
@@ -286,34 +399,17 @@ class ImpalaDmLab(ImpalaDmLab30):
     and reports the 3 best; a run here is one set, the rest fixed by table D.3. Everything not
     set below is DMLab-30's (`ImpalaDmLab30`): frame size, actions, unroll length, loss,
     optimizer."""
-    experiment: str = setting('impala_dmlab', 'launch/experiments.py')
     tasks: str = setting('seekavoid_arena_01', "the one level (--level; a DMLab-30 level or a "
                                                "classic one, environments/names.py). Default: "
                                                "table 1's task 1 and table 2's task 5, whose "
                                                "20-second episodes (a \"simple fruit collection "
                                                "task\", sec. 5.2) give the most finished games "
                                                "per frame")
-    torso: str = setting('shallow', 'sec. 5.2.1 and table 1: "the shallow model in Figure 3"')
-    core: str = setting('lstm', 'figure 3 (left): LSTM 256 fed the last action and reward')
-    reward_clipping: str = setting('symmetric', 'table D.3: reward clipping "Single tasks '
-                                                '[-1, 1]"')
-    reward_clip: float = setting(1.0, 'table D.3')
-    entropy_cost: float = setting(0.00025, "not stated for one run: sec. 5.2 sweeps table D.1's "
-                                           "ranges; scalable_agent's single-level default")
-    learning_rate: float = setting(0.00048, "not stated for one run: sec. 5.2 sweeps table "
-                                            "D.1's ranges; scalable_agent's single-level "
-                                            "default, annealed to 0 as there")
-    rmsprop_epsilon: float = setting(0.1, "not stated for one run; scalable_agent's "
-                                          "single-level default (inside table D.1)")
-    total_frames: int = setting(1_000_000_000, "not stated in the text; scalable_agent's "
-                                               "default (total_environment_frames)")
-    anneal_frames: int = setting(1_000_000_000, 'not stated; annealed over the training, as '
-                                                'scalable_agent')
-    num_actors: int = setting(48, 'table 1: single-machine "IMPALA 48 actors"')
-    eval_protocol: str = setting('impala_dmlab_training', 'table 2\'s "average final return": '
-                                                          "the training games' "
-                                                          "(paper_tables/protocols.py)")
-    pbt_population: int = setting(0, 'sec. 5.2: hyperparameter sweeps, not PBT')
+    runtime: runtime_config.Runtime = member(ImpalaDmLabRuntime)
+    environment: environment_config.DmLab = member(ImpalaDmLabEnvironment)
+    network: UnrollNetwork = member(ImpalaDmLabNetwork)
+    optimizer: RMSProp = member(ImpalaDmLabOptimizer)
+    learning: ImpalaLearning = member(ImpalaDmLabLearning)
 
 
 def multitask_quick(c):

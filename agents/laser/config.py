@@ -9,9 +9,11 @@ baseline"). Presets for small machines live in `PRESETS`, never here.
 from agents.core import config_checks as checks
 from agents.core import environment_config
 from agents.core import population
+from agents.core.population import Population
 from agents.core import runtime_config
 from agents.core import sweeps
 from agents.core import typed_config
+from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from agents.impala import config as impala_config
 from agents.ops import choices
@@ -21,7 +23,7 @@ from environments import settings
 # 3-agent Breakout sweep (benchmarks/README.md, "LASER"): the smallest value tried that stays
 # several times above every agent's own online KL, while rejecting the most distant replay.
 TRUST_REGION_THRESHOLD = 0.3
-_IMPALA_DMLAB30 = impala_config.ImpalaDmLab30
+_IMPALA_DMLAB30 = impala_config.ImpalaDmLab30()
 
 
 @typed_config.config
@@ -63,11 +65,6 @@ class LaserLearning(typed_config.Config):
     RELATIONS = (checks.REPLAY_AND_ONLINE_IN_EVERY_BATCH,)
 
 
-# IMPALA's sections (their citations name IMPALA's paper): the network, V-trace's truncations
-# (LASER sec. 2.3: "typically chosen rho-bar = c-bar = 1") and the optimizer, none of whose
-# values LASER states for Atari but those redeclared below.
-_LASER = (impala_config.UnrollNetwork, impala_config.VTrace, impala_config.RMSProp,
-          LaserLearning, runtime_config.Runtime)
 # Across the learner's and the environment's sections, in each experiment: the replay keeps
 # whole episodes of up to replay_episode_frames // action_repeat + 1 steps
 # (agents/laser/builder.py), so at least one unroll of T + 1.
@@ -79,36 +76,14 @@ _EPISODE_HOLDS_AN_UNROLL = checks.Relation(
               f'shorter than an unroll; give it at least {c.unroll_length * c.action_repeat}')
 
 
-@typed_config.config
-class LaserAtari(typed_config.sections(*_LASER, environment_config.Atari)):
-    """LASER on one Atari game (sec. 5.1, 5.5; appendices A.2, A.3, C; tables 1 and 2).
+# IMPALA's sections (their citations name IMPALA's paper): the network, V-trace's truncations
+# (LASER sec. 2.3: "typically chosen rho-bar = c-bar = 1") and the optimizer, none of whose
+# values LASER states for Atari but those redeclared below.
 
-    The default is the shared-replay agent of table 1's last row; `replay_shared=False` is the
-    row above it, `replay_proportion=0` the no-replay baseline. Environment: IMPALA's Atari
-    setup, DQN's pipeline as IMPALA table G.1 states it (agents/core/environment_config.py),
-    except the no-ops; app. C: episodes cut at 30 minutes. Not stated, IMPALA's: the experts'
-    game-specific action sets, the end of an episode at a lost life (scores are whole games),
-    rewards clipped to [-1, 1].
-    """
-    RELATIONS = (_EPISODE_HOLDS_AN_UNROLL,)
+
+@typed_config.config
+class LaserAtariRuntime(runtime_config.Runtime):
     experiment: str = setting('laser_atari', 'launch/experiments.py')
-    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
-    torso: str = setting('deep', 'sec. 5.1: "we use the IMPALA deep network"')
-    channel_multiplier: int = setting(4, 'sec. 5.1: "and increased the number of channels 4x"')
-    core: str = setting('lstm', 'sec. 5.1: "the IMPALA deep network" (figure 3\'s, with its '
-                                'LSTM), replaying whole episodes with full state correction '
-                                "(app. A.2); 'feed_forward' (IMPALA's Atari experts' net, sec. "
-                                '5.3.2): the small-machine option')
-    noop_max: int = setting(37, 'app. C: random no-ops at the start, "up to 37 in our case"')
-    max_episode_frames: int = setting(108_000, 'app. C: "episodes are terminated after 30 '
-                                               'minutes of gameplay" (at 60 frames/s)')
-    learning_rate: float = setting(6e-4, 'sec. 5.1: the middle of the sweep {3e-4, 6e-4, '
-                                         '1.2e-3}; annealed to 0 as IMPALA table G.1 (not '
-                                         'stated)')
-    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
-    total_frames: int = setting(200_000_000, 'sec. 5.5, table 1: 200M steps (the sweeps: 50M)')
-    anneal_frames: int = setting(200_000_000, "not stated; IMPALA table G.1's schedule over the "
-                                              "training")
     eval_protocol: str = setting('laser_atari_training', 'app. C: training returns')
     # `sweep` (sec. 5.1): '' trains one agent, 'paper' is the 9-agent grid (SWEEPS below); it
     # sets num_learners, one learner per member.
@@ -117,25 +92,100 @@ class LaserAtari(typed_config.sections(*_LASER, environment_config.Atari)):
 
 
 @typed_config.config
-class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environment_config.DmLab)):
-    """LASER on DMLab-30 (sec. 5.1, 5.3, 5.4; figures 2-3; table 1): one agent trained on all
-    30 levels at once, or (`sweep='paper'`) sec. 5.1's sweep of 10 agents sharing one replay,
-    or (`pbt_population=10`) figure 3 (right)'s sweep with PBT. The environment is IMPALA's
-    DMLab-30 one (agents/core/environment_config.py): sec. 5.1, "the multi-task suite DMLab-30
-    (Espeholt et al., 2018)", with its LSTM core (a PreCo LSTM in the paper; docs/fidelity.md).
-    PopArt, PixelControl and the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
-    """
-    RELATIONS = (_EPISODE_HOLDS_AN_UNROLL,)
+class LaserAtariEnvironment(environment_config.Atari):
+    """IMPALA's Atari setup, DQN's pipeline as IMPALA table G.1 states it
+    (agents/core/environment_config.py), except the no-ops; app. C: episodes cut at 30 minutes.
+    Not stated, IMPALA's: the experts' game-specific action sets, the end of an episode at a
+    lost life (scores are whole games), rewards clipped to [-1, 1]."""
+    noop_max: int = setting(37, 'app. C: random no-ops at the start, "up to 37 in our case"')
+    max_episode_frames: int = setting(108_000, 'app. C: "episodes are terminated after 30 '
+                                               'minutes of gameplay" (at 60 frames/s)')
+
+
+@typed_config.config
+class LaserAtariNetwork(impala_config.UnrollNetwork):
+    torso: str = setting('deep', 'sec. 5.1: "we use the IMPALA deep network"')
+    channel_multiplier: int = setting(4, 'sec. 5.1: "and increased the number of channels 4x"')
+    core: str = setting('lstm', 'sec. 5.1: "the IMPALA deep network" (figure 3\'s, with its '
+                                'LSTM), replaying whole episodes with full state correction '
+                                "(app. A.2); 'feed_forward' (IMPALA's Atari experts' net, sec. "
+                                '5.3.2): the small-machine option')
+
+
+@typed_config.config
+class LaserAtariOptimizer(impala_config.RMSProp):
+    learning_rate: float = setting(6e-4, 'sec. 5.1: the middle of the sweep {3e-4, 6e-4, '
+                                         '1.2e-3}; annealed to 0 as IMPALA table G.1 (not '
+                                         'stated)')
+    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
+    total_frames: int = setting(200_000_000, 'sec. 5.5, table 1: 200M steps (the sweeps: 50M)')
+    anneal_frames: int = setting(200_000_000, "not stated; IMPALA table G.1's schedule over the "
+                                              "training")
+
+
+@typed_config.config
+class LaserAtari(typed_config.Config):
+    """LASER on one Atari game (sec. 5.1, 5.5; appendices A.2, A.3, C; tables 1 and 2).
+
+    The default is the shared-replay agent of table 1's last row; `replay_shared=False` is the
+    row above it, `replay_proportion=0` the no-replay baseline."""
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(LaserAtariRuntime)
+    environment: environment_config.Atari = member(LaserAtariEnvironment)
+    network: impala_config.UnrollNetwork = member(LaserAtariNetwork)
+    vtrace: impala_config.VTrace = member(impala_config.VTrace)
+    optimizer: impala_config.RMSProp = member(LaserAtariOptimizer)
+    learning: LaserLearning = member(LaserLearning)
+    RELATIONS = (impala_config.ANNEALS_WITHIN_BUDGET, _EPISODE_HOLDS_AN_UNROLL)
+
+
+@typed_config.config
+class LaserDmLab30Runtime(runtime_config.Runtime):
     experiment: str = setting('laser_dmlab30', 'launch/experiments.py')
-    tasks: str = setting('dmlab30', 'sec. 5.1: "the multi-task suite DMLab-30 (Espeholt et al., '
-                                    '2018)": IMPALA sec. 5.3.1\'s 30 levels of its appendix B, '
-                                    'trained on the _train variants of the two train/test pairs',
+    num_actors: int = setting(_IMPALA_DMLAB30.runtime.num_actors,
+                              "not stated; IMPALA sec. 5.3.1's 150 (5 per level), one "
+                              "environment each")
+    envs_per_actor: int = setting(_IMPALA_DMLAB30.runtime.envs_per_actor,
+                                  'not stated; as IMPALA')
+    eval_protocol: str = setting('laser_dmlab30_training', 'app. A.3: training returns')
+    sweep: str = setting('', 'sec. 5.1: the agents of a sweep share one replay',
                          fixed_on_resume=True)
+    # Population-based training (sec. 5.1: "sweeps with population based training (PBT)",
+    # figure 3 right): off (0) here, --config.pbt_population=10 for sec. 5.1's 10 agents. How
+    # PBT runs is not stated: IMPALA appendix F's, adapting what sec. 5.1 samples (RMSProp
+    # epsilon is fixed).
+    pbt_population: int = setting(0, 'sec. 5.1: off; 10 for its sweep with PBT',
+                                  fixed_on_resume=True)
+
+
+@typed_config.config
+class LaserDmLab30Population(population.Population):
+    pbt_adapted: str = setting('entropy_cost,learning_rate', 'not stated: what sec. 5.1 samples')
+
+
+@typed_config.config
+class LaserDmLab30Network(impala_config.UnrollNetwork):
     torso: str = setting('deep', "not stated for DMLab-30; IMPALA's DMLab-30 network (IMPALA "
                                  "table 3)")
     core: str = setting('lstm', 'figure 3 of IMPALA: LSTM 256 fed the last action and reward '
                                 '(a PreCo LSTM in the paper)')
-    reward_clipping: str = setting(_IMPALA_DMLAB30.reward_clipping,
+
+
+@typed_config.config
+class LaserDmLab30Optimizer(impala_config.RMSProp):
+    rmsprop_epsilon: float = setting(0.1, 'sec. 5.1: "fixed RMSProp epsilon = 0.1"')
+    learning_rate: float = setting(_IMPALA_DMLAB30.optimizer.learning_rate,
+                                   'not stated for one agent: the sweeps draw them from IMPALA '
+                                   "table D.1 (`DMLAB30_SWEEPS`); one agent takes IMPALA's "
+                                   'DMLab-30 values')
+    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
+    total_frames: int = setting(10_000_000_000, 'table 1: DMLab-30 "trained until 10B steps"')
+    anneal_frames: int = setting(10_000_000_000, 'not stated; annealed over the training')
+
+
+@typed_config.config
+class LaserDmLab30Learning(LaserLearning):
+    reward_clipping: str = setting(_IMPALA_DMLAB30.learning.reward_clipping,
                                    "not stated: the paper normalises rewards with PopArt (not "
                                    "implemented); IMPALA's DMLab-30 clipping", choices.CLIPPINGS)
     unroll_length: int = setting(79, 'sec. 5.1: "each corresponding to 79 steps"')
@@ -149,32 +199,35 @@ class LaserDmLab30(typed_config.sections(*_LASER, population.Population, environ
                                                  "frames/s, the longest in the level scripts "
                                                  "read (psychlab factories'; the others set "
                                                  "60-240 s)")
-    discount: float = setting(_IMPALA_DMLAB30.discount, 'not stated for DMLab; IMPALA table D.3')
-    rmsprop_epsilon: float = setting(0.1, 'sec. 5.1: "fixed RMSProp epsilon = 0.1"')
-    entropy_cost: float = setting(_IMPALA_DMLAB30.entropy_cost,
+    discount: float = setting(_IMPALA_DMLAB30.learning.discount,
+                              'not stated for DMLab; IMPALA table D.3')
+    entropy_cost: float = setting(_IMPALA_DMLAB30.learning.entropy_cost,
                                   'not stated for one agent: the sweeps draw them from IMPALA '
                                   "table D.1 (`DMLAB30_SWEEPS`); one agent takes IMPALA's "
                                   'DMLab-30 values')
-    learning_rate: float = setting(_IMPALA_DMLAB30.learning_rate,
-                                   'not stated for one agent: the sweeps draw them from IMPALA '
-                                   "table D.1 (`DMLAB30_SWEEPS`); one agent takes IMPALA's "
-                                   'DMLab-30 values')
-    max_grad_norm: float = setting(0.0, 'sec. 5.1: "we do not use gradient clipping by norm"')
-    total_frames: int = setting(10_000_000_000, 'table 1: DMLab-30 "trained until 10B steps"')
-    anneal_frames: int = setting(10_000_000_000, 'not stated; annealed over the training')
-    num_actors: int = setting(_IMPALA_DMLAB30.num_actors, "not stated; IMPALA sec. 5.3.1's 150 "
-                                                          "(5 per level), one environment each")
-    envs_per_actor: int = setting(_IMPALA_DMLAB30.envs_per_actor, 'not stated; as IMPALA')
-    eval_protocol: str = setting('laser_dmlab30_training', 'app. A.3: training returns')
-    sweep: str = setting('', 'sec. 5.1: the agents of a sweep share one replay',
+
+
+@typed_config.config
+class LaserDmLab30(typed_config.Config):
+    """LASER on DMLab-30 (sec. 5.1, 5.3, 5.4; figures 2-3; table 1): one agent trained on all
+    30 levels at once, or (`sweep='paper'`) sec. 5.1's sweep of 10 agents sharing one replay,
+    or (`pbt_population=10`) figure 3 (right)'s sweep with PBT. The environment is IMPALA's
+    DMLab-30 one (agents/core/environment_config.py): sec. 5.1, "the multi-task suite DMLab-30
+    (Espeholt et al., 2018)", with its LSTM core (a PreCo LSTM in the paper; docs/fidelity.md).
+    PopArt, PixelControl and the PreCo LSTM of sec. 5.1 are not implemented (docs/fidelity.md).
+    """
+    tasks: str = setting('dmlab30', 'sec. 5.1: "the multi-task suite DMLab-30 (Espeholt et al., '
+                                    '2018)": IMPALA sec. 5.3.1\'s 30 levels of its appendix B, '
+                                    'trained on the _train variants of the two train/test pairs',
                          fixed_on_resume=True)
-    # Population-based training (sec. 5.1: "sweeps with population based training (PBT)",
-    # figure 3 right): off (0) here, --config.pbt_population=10 for sec. 5.1's 10 agents. How
-    # PBT runs is not stated: IMPALA appendix F's, adapting what sec. 5.1 samples (RMSProp
-    # epsilon is fixed).
-    pbt_population: int = setting(0, 'sec. 5.1: off; 10 for its sweep with PBT',
-                                  fixed_on_resume=True)
-    pbt_adapted: str = setting('entropy_cost,learning_rate', 'not stated: what sec. 5.1 samples')
+    runtime: runtime_config.Runtime = member(LaserDmLab30Runtime)
+    environment: environment_config.DmLab = member(environment_config.DmLab)
+    network: impala_config.UnrollNetwork = member(LaserDmLab30Network)
+    vtrace: impala_config.VTrace = member(impala_config.VTrace)
+    optimizer: impala_config.RMSProp = member(LaserDmLab30Optimizer)
+    learning: LaserLearning = member(LaserDmLab30Learning)
+    population: Population = member(LaserDmLab30Population)
+    RELATIONS = (impala_config.ANNEALS_WITHIN_BUDGET, _EPISODE_HOLDS_AN_UNROLL)
 
 
 def quick(c):

@@ -9,6 +9,7 @@ from agents.core import config_checks as checks
 from agents.core import environment_config
 from agents.core import runtime_config
 from agents.core import typed_config
+from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from environments import settings
 
@@ -16,11 +17,15 @@ _NOT_STATED = "not stated; IMPALA table G.1's"
 
 
 @typed_config.config
-class GuideAtari(typed_config.sections(runtime_config.Runtime, environment_config.Atari)):
-    """One-step actor-critic on one Atari game (Sutton and Barto, 2018, sec. 13.5): batches of
-    single transitions; the optimizer and every learner value are not stated."""
+class GuideRuntime(runtime_config.Runtime):
     experiment: str = setting('guide_actor_critic_atari', 'launch/experiments.py')
-    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    eval_protocol: str = setting('atari_noop', "no paper's table reports it")
+
+
+@typed_config.config
+class GuideLearning(typed_config.Config):
+    """The learner: batches of single transitions; the optimizer and every learner value are
+    not stated."""
     unroll_length: int = setting(1, 'sec. 13.5: one learnt step per item', (1,))
     batch_size: int = setting(32, _NOT_STATED, checks.SIZE)
     discount: float = setting(0.99, _NOT_STATED, checks.DISCOUNT)
@@ -33,7 +38,15 @@ class GuideAtari(typed_config.sections(runtime_config.Runtime, environment_confi
     total_frames: int = setting(50_000_000, 'not stated', checks.BUDGET)
     queue_size: int = setting(64, 'ours: transitions buffered between actors and learner',
                               checks.SIZE)
-    eval_protocol: str = setting('atari_noop', "no paper's table reports it")
+
+
+@typed_config.config
+class GuideAtari(typed_config.Config):
+    """One-step actor-critic on one Atari game (Sutton and Barto, 2018, sec. 13.5)."""
+    game: str = setting('pong', 'the game (--game)', fixed_on_resume=True)
+    runtime: runtime_config.Runtime = member(GuideRuntime)
+    environment: environment_config.Atari = member(environment_config.Atari)
+    learning: GuideLearning = member(GuideLearning)
 
 
 def tiny(c: GuideAtari) -> GuideAtari:
