@@ -149,7 +149,7 @@ def main(argv):
                 break
             except Exception:  # pylint: disable=broad-except
                 time.sleep(0.5)
-        config = laser_config.LaserAtari(game=_GAME.value, core=_CORE.value)
+        config = laser_config.LaserAtari(game=_GAME.value).replace(core=_CORE.value)
         if _EPISODE_FRAMES.value:
             config = config.replace(max_episode_frames=_EPISODE_FRAMES.value,
                                     replay_episode_frames=_EPISODE_FRAMES.value)

@@ -110,7 +110,7 @@ def _loss_gradients(config, behaviour_shift):
 def test_rejected_replay_contributes_to_no_loss_term():
     """Sec. 4.3: rejected transitions are left out of the policy-gradient, value and entropy
     terms; own online data (behaviour = current policy) is never rejected."""
-    config = laser_config.LaserAtari(trust_region_threshold=1e-3)
+    config = laser_config.LaserAtari().replace(trust_region_threshold=1e-3)
     (d_logits, d_values), metrics = _loss_gradients(config, behaviour_shift=3.0)
     assert float(metrics['rejected_fraction_replay']) == 1.0
     np.testing.assert_array_equal(d_logits[:-1, 2:].numpy(), 0.0)

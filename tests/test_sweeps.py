@@ -48,7 +48,7 @@ def test_integer_fields_stay_integers_and_no_sweep_is_one_member():
 
 def test_named_grids_of_the_laser_paper():
     """LASER sec. 5.1: 9 agents, {3e-4, 6e-4, 1.2e-3} x {5e-3, 1e-2, 2e-2}."""
-    config = laser_config.LaserAtari(sweep='paper')
+    config = laser_config.LaserAtari().replace(sweep='paper')
     members = laser_config.SWEEPS.members(config)
     assert len(members) == 9
     assert {m['learning_rate'] for m in members} == {3e-4, 6e-4, 1.2e-3}
