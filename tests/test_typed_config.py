@@ -79,6 +79,22 @@ def test_two_sections_declaring_one_field_are_refused():
             second: _Section = member(_Section)
 
 
+def test_a_member_named_as_a_field_is_refused():
+    """Fields are read and replaced by name across the sections: a member may not hide one."""
+    with pytest.raises(TypeError, match="_Shadow.torso: a member named as the field of "
+                                        "_Section"):
+        @typed_config.config
+        class _Shadow(typed_config.Config):   # pylint: disable=unused-variable
+            section: _Section = member(_Section)
+            torso: _Runtime = member(_Runtime)
+
+
+def test_a_field_is_replaced_in_the_section_holding_it():
+    config = _Experiment().replace(learning_rate=1.0, seed=3)
+    assert (config.section.learning_rate, config.runtime.seed) == (1.0, 3)
+    assert type(config.section) is _Stated and config['learning_rate'] == 1.0
+
+
 @pytest.mark.parametrize('name', experiments.NAMES)
 def test_every_field_of_every_experiment_says_where_its_value_comes_from(name):
     config_class = experiments.get(name).paper_config
