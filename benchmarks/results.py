@@ -501,6 +501,17 @@ ROWS = {row.name: row for row in (
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001'),
         **_LASER_2M),
+    # The eighth candidate with half the replay: 4 replayed rows to 4 online ones (LASER app.
+    # A.2's figure 4 runs "use 50% replay ratio"). In the runs above, more replayed rows per
+    # online one ran away sooner (none: 1-2M; 6 to 2: 0.3-0.6M; 14 to 2: 0.44-1M), each
+    # update's drift of the torso's and convolutions' all-weights-together directions
+    # (results/laser_breakout_no_last_action_reward_epsilon_1e-4/NOTES.md).
+    Row('laser_breakout_no_last_action_reward_epsilon_1e-4_replay_0.5',
+        'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, 50% replay, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
+                '--config.replay_proportion=0.5'),
+        **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
