@@ -214,6 +214,10 @@ _CAUSES = {
         'batch of eight, {impala_breakout_batch8}, is faster in wall time and behind per frame: '
         '{impala_breakout_batch8@10M}. With `bfloat16` networks, {impala_breakout_bfloat16} is '
         'at {impala_breakout_bfloat16@10M}.'),
+    'impala_breakout_paper': (
+        "The settings of table G.1 on two cores, trained across sittings to table C.1's frames and "
+        "evaluated with its protocol; the quick row {impala_breakout} reached "
+        '{impala_breakout@10M} by its budget.'),
     'impala_pong': (
         "Level by the table's rule, under the target. The seeds leave random play together and "
         "are far apart at PolyBeast's first point: {impala_pong@12M}. PolyBeast trains the "
@@ -272,6 +276,16 @@ ROWS = {row.name: row for row in (
         *_atari('launch.impala_atari', 'pong', 'quick', 20 * M), marks=_PONG_MARKS,
         target=Target(20 * M, 18.0), seeds=SEEDS, causes=_CAUSES['impala_pong'],
         **_PONG_PUBLISHED),
+    # Issue 58: a cell of the paper's own table at its frames. Table G.1 with nothing changed
+    # but what two cores force: the actors, not stated for the experts, are the paper preset's
+    # 2 processes of 16 games each. Trained across sittings, carried in its folder
+    # (benchmarks/carried_runs.py).
+    Row('impala_breakout_paper', "IMPALA, shallow net, table G.1 to the paper's 200M",
+        'launch.impala_atari', ('--game=breakout', '--preset=paper'),
+        marks=(10 * M, 25 * M, 50 * M, 100 * M, 200 * M), target=Target(200 * M, 640.43),
+        published=_RLLIB_BREAKOUT[2:], carried=True,
+        note="(trains across sittings; table C.1's impala_shallow: 640.43 at 200M)",
+        causes=_CAUSES['impala_breakout_paper']),
     Row('apex_dqn_breakout', 'Ape-X DQN',
         *_atari('launch.apex_dqn_atari', 'breakout', 'quick', 10 * M),
         causes=_CAUSES['apex_dqn_breakout'], **_APEX_10M),
