@@ -526,6 +526,16 @@ ROWS = {row.name: row for row in (
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
                 '--config.replay_proportion=0.5'),
         **_LASER_2M),
+    # The eighth candidate with the paper's deep torso (sec. 5.1: "we use the IMPALA deep
+    # network", at its own channels, not 4x): in the runaways above one first-layer filter of
+    # the shallow torso, 8x8 over 4 frames, rose to answer the frame's brightness
+    # (benchmarks/weight_drift.py); the deep torso's first convolution is 3x3.
+    Row('laser_breakout_no_last_action_reward_epsilon_1e-4_deep',
+        'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, deep torso, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
+                '--config.torso=deep'),
+        **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
