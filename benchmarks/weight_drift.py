@@ -3,19 +3,21 @@
   python -m benchmarks.weight_drift --run_dir=RUN_DIR
 
 For the untrained network and each checkpoint benchmarks/probed_runs.py kept
-(RUN_DIR/kept_checkpoints), prints per layer (the shallow torso's two convolutions, its
-Linear 256 and the LSTM's input and recurrent matrices): the weights' root mean square, the
+(RUN_DIR/kept_checkpoints), prints per layer (the shallow torso's two convolutions or the
+deep torso's first, its Linear 256 and the LSTM's input and recurrent matrices): the weights' root mean square, the
 largest and smallest unit sum, and the bias's mean and largest entry. A unit's sum is the sum
 of its incoming weights (a convolution's over its kernel and input channels, a gate's over the
-LSTM's inputs). Every input of these layers is at least 0 (frames in [0, 1], ReLU outputs), so
-a step that moves all of a unit's weights together shifts its pre-activation by the sum's
-change times the inputs' mean: a direction of its own, unlike any one weight. The weights'
+LSTM's inputs). Every input of the torso's layers and of w_i is at least 0 (frames in [0, 1],
+ReLU outputs), so a step that moves all of a unit's weights together shifts its pre-activation
+by the sum's change times the inputs' mean: a direction of its own, unlike any one weight
+(w_h's inputs, the LSTM's outputs, have either sign). The weights'
 root mean square barely shows that direction; the unit sums do.
 """
 import numpy as np
 from absl import app
 from absl import flags
 
+from agents.networks import impala
 from benchmarks import probed_runs
 from benchmarks import recurrent_probe
 from launch import configs
@@ -34,10 +36,15 @@ def _figures(weights: np.ndarray, bias: np.ndarray | None) -> dict[str, float]:
 
 
 def drift(network) -> dict[str, dict[str, float]]:
-    """{layer: figures} of `network`'s torso (its convolutions if it has them, and its
-    Linear 256) and, for a recurrent network, its LSTM (w_i, w_h; the gates' bias with w_h)."""
+    """{layer: figures} of `network`'s torso (the shallow torso's two convolutions or the deep
+    torso's first, and its Linear 256) and, for a recurrent network, its
+    LSTM (w_i, w_h; the gates' bias with w_h)."""
     torso = recurrent_probe.torso_of(network)
-    layers = {f'conv_{i}': (conv.w, conv.b) for i, conv in enumerate(getattr(torso, 'convs', ()))}
+    if isinstance(torso, impala.DeepTorso):   # its first convolution (the frames' only)
+        convs = {'section_0_conv': torso.sections[0][0]}
+    else:
+        convs = {f'conv_{i}': conv for i, conv in enumerate(torso.convs)}
+    layers = {name: (conv.w, conv.b) for name, conv in convs.items()}
     layers['torso_linear'] = (torso.linear.w, torso.linear.b)
     core = getattr(network, 'core', None)
     if core is not None:

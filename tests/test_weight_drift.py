@@ -25,3 +25,10 @@ def test_a_unit_shifted_as_one_shows_in_its_sum_not_in_the_rms():
     shifted = weight_drift.drift(network)['torso_linear']
     assert np.isclose(shifted['unit_sum_max'], before + 0.01 * fan_in, rtol=1e-4)
     assert shifted['weights_rms'] < 1.02 * untrained['torso_linear']['weights_rms']
+
+
+def test_the_deep_torso_is_read_at_its_first_convolution():
+    config = laser_config.tiny(laser_config.LaserAtari()).replace(game='breakout', torso='deep')
+    network = experiments.get('laser_atari').builder(config).network()
+    assert set(weight_drift.drift(network)) == {'section_0_conv', 'torso_linear', 'lstm_w_i',
+                                                'lstm_w_h'}
