@@ -73,13 +73,18 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
             'policy_entropy': float(np.mean(record['entropy']))}
 
 
+def load_run(run_dir: str | None) -> configs.RunSpec:
+    """The run spec of `run_dir`; a one-line usage error when there is none."""
+    try:
+        return configs.load(run_dir or '')
+    except configs.ConfigError as e:
+        raise app.UsageError(str(e)) from None
+
+
 def main(argv):
     del argv
     f = flags.FLAGS
-    try:
-        spec = configs.load(f.run_dir or '')
-    except configs.ConfigError as e:
-        raise app.UsageError(str(e)) from None
+    spec = load_run(f.run_dir)
     config = spec.config
     core = config.core if 'core' in config else None
     if core != 'lstm':

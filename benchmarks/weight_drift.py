@@ -20,7 +20,6 @@ from absl import flags
 from agents.networks import impala
 from benchmarks import probed_runs
 from benchmarks import recurrent_probe
-from launch import configs
 from launch import evaluate
 
 FIGURES = ('weights_rms', 'unit_sum_max', 'unit_sum_min', 'bias_mean', 'bias_max')
@@ -58,10 +57,7 @@ def drift(network) -> dict[str, dict[str, float]]:
 def main(argv):
     del argv
     f = flags.FLAGS
-    try:
-        spec = configs.load(f.run_dir or '')
-    except configs.ConfigError as e:
-        raise app.UsageError(str(e)) from None
+    spec = recurrent_probe.load_run(f.run_dir)
     kept = probed_runs.kept_checkpoints(f.run_dir)
     if not kept:
         raise app.UsageError(f'no kept checkpoints in {f.run_dir}/{probed_runs.KEPT}: '
