@@ -216,7 +216,7 @@ _CAUSES = {
         'at {impala_breakout_bfloat16@10M}.'),
     'impala_breakout_paper': (
         "The settings of table G.1 on two cores, trained across sittings to table C.1's frames and "
-        "evaluated with its protocol; the quick row {impala_breakout} reached "
+        "then evaluated with its protocol; the quick row {impala_breakout} reached "
         '{impala_breakout@10M} by its budget.'),
     'impala_pong': (
         "Level by the table's rule, under the target. The seeds leave random play together and "
