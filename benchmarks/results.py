@@ -536,6 +536,17 @@ ROWS = {row.name: row for row in (
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
                 '--config.torso=deep'),
         **_LASER_2M),
+    # The eighth candidate at IMPALA's quick preset's and the feed-forward agent's RMSProp
+    # epsilon, 1e-5. In the eighth's runaways the LSTM's weights never left their
+    # initialisation while the torso's moved: a convolution's gradient sums over positions, an
+    # LSTM weight's does not, so at a denominator floor of sqrt(1e-4) = 0.01 only the LSTM is
+    # damped, and a saturated gate's small gradient cannot undo itself. At 1e-5 (floor 0.003)
+    # the LSTM learns at the torso's pace.
+    Row('laser_breakout_no_last_action_reward_epsilon_1e-5',
+        'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-5, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.00001'),
+        **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
