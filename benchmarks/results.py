@@ -537,11 +537,9 @@ ROWS = {row.name: row for row in (
                 '--config.torso=deep'),
         **_LASER_2M),
     # The eighth candidate at IMPALA's quick preset's and the feed-forward agent's RMSProp
-    # epsilon, 1e-5. In the eighth's runaways the LSTM's weights never left their
-    # initialisation while the torso's moved: a convolution's gradient sums over positions, an
-    # LSTM weight's does not, so at a denominator floor of sqrt(1e-4) = 0.01 only the LSTM is
-    # damped, and a saturated gate's small gradient cannot undo itself. At 1e-5 (floor 0.003)
-    # the LSTM learns at the torso's pace.
+    # epsilon, 1e-5: in the eighth's runaways the LSTM's weights never left their
+    # initialisation, as if damped under the floor sqrt(1e-4). They stayed there at 1e-5 too
+    # (results/laser_breakout_no_last_action_reward_epsilon_1e-5/NOTES.md).
     Row('laser_breakout_no_last_action_reward_epsilon_1e-5',
         'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-5, first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
