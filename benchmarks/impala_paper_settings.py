@@ -78,7 +78,7 @@ def tf1_agreement(steps=5):
 def random_unrolls(config, num_unrolls, seed=0):
     """`num_unrolls` [T+1]-step unrolls of uniform random play (behaviour logits 0)."""
     from environments import atari  # pylint: disable=import-outside-toplevel
-    env = atari.from_config(config, seed=seed)
+    env = atari.from_config(config.environment, config.game, seed=seed)
     rng = np.random.default_rng(seed)
     T1 = config.unroll_length + 1  # noqa: N806
     steps, timestep = [], env.reset()

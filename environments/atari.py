@@ -196,37 +196,42 @@ class AtariEnvironment(dm_env.Environment):
         self._ale = None
 
 
-def from_config(config, seed: int, evaluation=None, game: str | None = None) -> AtariEnvironment:
-    """The training environment an experiment config describes (on its `game`, or on `game`
-    where given), or the one an evaluation protocol (paper_tables/protocols.py) sets up: full
-    games, its no-ops, cap and action set."""
-    settings = dict(action_set=config.action_set, action_repeat=config.action_repeat,
-                    max_pool_frames=config.max_pool_frames, screen_size=config.screen_size,
-                    frame_stack=config.frame_stack,
-                    life_loss_ends_episode=config.life_loss_ends_episode,
-                    noop_max=config.noop_max, max_episode_frames=config.max_episode_frames)
+def from_config(settings, game: str, seed: int, evaluation=None) -> AtariEnvironment:
+    """`game`'s training environment as an experiment's Atari section sets it up
+    (`settings`: agents/core/environment_config.py's `Atari` or a subclass), or the one an
+    evaluation protocol (paper_tables/protocols.py) sets up: full games, its no-ops, cap and
+    action set."""
+    s = settings
+    kept = dict(action_set=s.action_set, action_repeat=s.action_repeat,
+                max_pool_frames=s.max_pool_frames, screen_size=s.screen_size,
+                frame_stack=s.frame_stack, life_loss_ends_episode=s.life_loss_ends_episode,
+                noop_max=s.noop_max, max_episode_frames=s.max_episode_frames)
     if evaluation is not None:
-        settings.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
-                        noop_max=evaluation.noop_max,
-                        max_episode_frames=evaluation.max_episode_frames)
-    return AtariEnvironment(game or config.game, seed=seed, **settings)
+        kept.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
+                    noop_max=evaluation.noop_max,
+                    max_episode_frames=evaluation.max_episode_frames)
+    return AtariEnvironment(game, seed=seed, **kept)
 
 
-def multi_task_games(config) -> 'AtariGames':
-    """The environment piece of a multi-task agent: every game of `config.tasks`."""
-    return AtariGames(config, multi_task=True)
+def multi_task_games(settings, tasks: str) -> 'AtariGames':
+    """The environment piece of a multi-task agent: every game of `tasks` (comma-separated)."""
+    return AtariGames(settings, tasks=tasks)
 
 
 class AtariGames:
-    """The environment piece of an Atari builder (agents/core/builders.py): one game,
-    `config.game`, or with `multi_task` every game of `config.tasks` (IMPALA sec. 5.3.2), each
-    environment on the game it is given; their environments and shapes."""
+    """The environment piece of an Atari builder (agents/core/builders.py): one game, `game`,
+    or every game of `tasks` (a multi-task agent, IMPALA sec. 5.3.2), each environment on the
+    game it is given, as the experiment's Atari section (`settings`) sets them up; their
+    environments and shapes."""
 
     suite = 'atari'      # whose references score its games (PBT's fitness: launch/fitness.py)
 
-    def __init__(self, config, multi_task: bool = False):
-        self.config = config
-        self._tasks = names.task_list(config.tasks, atari_rom_id) if multi_task else ()
+    def __init__(self, settings, game: str = '', tasks: str = ''):
+        if bool(game) == bool(tasks):
+            raise ValueError('AtariGames takes one game or a list of tasks')
+        self.settings = settings
+        self._game = game
+        self._tasks = names.task_list(tasks, atari_rom_id) if tasks else ()
 
     def tasks(self) -> tuple[str, ...]:
         """The games of a multi-task agent; () for one game."""
@@ -238,8 +243,8 @@ class AtariGames:
     def environment(self, seed: int, *, evaluation=None, task=None) -> AtariEnvironment:
         """A training environment (of game `task`, default the first, for a multi-task agent),
         or one set up by an evaluation protocol."""
-        game = (task or self._tasks[0]) if self._tasks else None
-        return from_config(self.config, seed, evaluation, game)
+        game = (task or self._tasks[0]) if self._tasks else self._game
+        return from_config(self.settings, game, seed, evaluation)
 
     @functools.cached_property
     def num_actions(self) -> int:
@@ -251,11 +256,11 @@ class AtariGames:
 
     @property
     def frame_stack(self) -> int:
-        return self.config.frame_stack
+        return self.settings.frame_stack
 
     @property
     def max_episode_frames(self) -> int:
-        return self.config.max_episode_frames
+        return self.settings.max_episode_frames
 
     def environment_specs(self) -> tuple[specs.Array, specs.DiscreteArray]:
         """The observation (the stacked frames) and action specs."""
@@ -264,5 +269,5 @@ class AtariGames:
 
     @property
     def observation_shape(self) -> tuple[int, int, int]:
-        c = self.config
-        return (c.screen_size, c.screen_size, c.frame_stack)
+        s = self.settings
+        return (s.screen_size, s.screen_size, s.frame_stack)

@@ -70,14 +70,16 @@ class ControlEnvironment(dm_env.Environment):
 
 class ControlTask:
     """The environment piece of a control builder (agents/core/builders.py): the one suite
-    task `config.task`, its environments and specs."""
+    task `task`, its environments and specs. The task's environment reads nothing of the
+    Control section (`settings`), kept as every piece keeps its own."""
 
     suite = None         # no reference scores: no PBT fitness (launch/fitness.py)
     frame_stack = 1      # features, not frames
     max_episode_frames = 0   # the task's own time limit ends its episodes
 
-    def __init__(self, config):
-        self.config = config
+    def __init__(self, settings, task: str):
+        self.settings = settings
+        self._task = task
 
     def tasks(self) -> tuple[str, ...]:
         return ()
@@ -87,7 +89,7 @@ class ControlTask:
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> ControlEnvironment:
         del evaluation, task   # the task's own episodes (apex_control_noiseless)
-        return ControlEnvironment(self.config.task, seed=seed)
+        return ControlEnvironment(self._task, seed=seed)
 
     def environment_specs(self) -> tuple[specs.Array, specs.BoundedArray]:
         """The observation and action specs."""

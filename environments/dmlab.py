@@ -179,14 +179,15 @@ class DmLabEnvironment(dm_env.Environment):
         self._lab.close()
 
 
-def from_config(config, level: str, seed: int, evaluation=None) -> DmLabEnvironment:
-    """Level `level` as an experiment config sets it up; its test variant under an evaluation
+def from_config(settings, level: str, seed: int, evaluation=None) -> DmLabEnvironment:
+    """Level `level` as an experiment's DeepMind Lab section sets it up (`settings`:
+    agents/core/environment_config.py's `DmLab`); its test variant under an evaluation
     protocol (paper_tables/protocols.py)."""
+    s = settings
     return DmLabEnvironment(
-        level, seed=seed, action_repeat=config.action_repeat, width=config.width,
-        height=config.height, instruction_length=config.instruction_length,
-        vocabulary_size=config.instruction_vocabulary, evaluation=evaluation is not None,
-        dataset_path=config.dataset_path, renderer=config.renderer)
+        level, seed=seed, action_repeat=s.action_repeat, width=s.width, height=s.height,
+        instruction_length=s.instruction_length, vocabulary_size=s.instruction_vocabulary,
+        evaluation=evaluation is not None, dataset_path=s.dataset_path, renderer=s.renderer)
 
 
 class DmLabLevels:
@@ -199,9 +200,9 @@ class DmLabLevels:
     frame_stack = 1      # one frame per observation: no stacking on DMLab
     max_episode_frames = 0   # a level's own time limit ends its episodes
 
-    def __init__(self, config):
-        self.config = config
-        self._tasks = names.task_list(config.tasks, names.dmlab_classic_train_level)
+    def __init__(self, settings, tasks: str):
+        self.settings = settings
+        self._tasks = names.task_list(tasks, names.dmlab_classic_train_level)
 
     def tasks(self) -> tuple[str, ...]:
         """The levels trained on, by DeepMind Lab's names of their training variants."""
@@ -209,7 +210,7 @@ class DmLabLevels:
 
     def environment(self, seed: int, *, evaluation=None, task=None) -> DmLabEnvironment:
         """Level `task` (default: the first) for training, or under an evaluation protocol."""
-        return from_config(self.config, task or self._tasks[0], seed, evaluation)
+        return from_config(self.settings, task or self._tasks[0], seed, evaluation)
 
     def reported_task(self, task: str) -> str:
         """The name a level's evaluation is reported under: its test variant (table B.1)."""
@@ -221,12 +222,12 @@ class DmLabLevels:
 
     @property
     def observation_shape(self) -> tuple[int, int, int]:
-        return (self.config.height, self.config.width, 3)
+        return (self.settings.height, self.settings.width, 3)
 
     def environment_specs(self) -> tuple[dict, specs.DiscreteArray]:
         """The observation (the frame and the instruction's word ids, padded to
         `instruction_length`) and action specs."""
         return ({'pixels': specs.Array(self.observation_shape, np.uint8, 'pixels'),
-                 'instruction': specs.Array((self.config.instruction_length,), np.int32,
+                 'instruction': specs.Array((self.settings.instruction_length,), np.int32,
                                             'instruction')},
                 specs.DiscreteArray(self.num_actions, name='action'))

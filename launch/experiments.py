@@ -4,8 +4,9 @@ experiment is one entry (docs/architecture.md, "Where a new agent plugs in"), in
 for an agent outside this repository, added by its launch program with `register`.
 
 An entry composes its builder from three pieces, none inheriting another: the agent's builder
-(given the config), an environment piece (given the config's settings: environments/) and a
-network factory (given the piece's `environment_specs()` and the config).
+(given the config), an environment piece (given the config's `environment` section and its
+target field, the game, task or tasks: environments/) and a network factory (given the piece's
+`environment_specs()` and the config).
 """
 import dataclasses
 import importlib
@@ -49,7 +50,7 @@ class Entry:
     config_module: str         # holds the names below
     paper_config: str          # the config class (agents/core/typed_config.py)
     builder: str               # 'module:Class', an agents.core.builders.Builder
-    environments: str          # 'module:callable', config -> an environment piece
+    environments: str          # 'module:callable', (environment section, target) -> a piece
     network: str               # 'module:callable', (environment specs, config) -> network
     target_field: str
     run_dir_prefix: str
@@ -138,7 +139,8 @@ def _composed(entry: Entry) -> Callable[[typed_config.Config], Any]:
     def make(config: typed_config.Config):
         builder, environments, network = (_named(path) for path in (
             entry.builder, entry.environments, entry.network))
-        return builder(config, environments(config), network)
+        return builder(config, environments(config.environment,
+                                            getattr(config, entry.target_field)), network)
     return make
 
 
