@@ -226,8 +226,10 @@ class DmLabLevels:
 
     def environment_specs(self) -> tuple[dict, specs.DiscreteArray]:
         """The observation (the frame and the instruction's word ids, padded to
-        `instruction_length`) and action specs."""
+        `instruction_length`, bounded by the vocabulary: 0 is padding) and action specs."""
+        s = self.settings
         return ({'pixels': specs.Array(self.observation_shape, np.uint8, 'pixels'),
-                 'instruction': specs.Array((self.settings.instruction_length,), np.int32,
-                                            'instruction')},
+                 'instruction': specs.BoundedArray((s.instruction_length,), np.int32, 0,
+                                                   s.instruction_vocabulary - 1,
+                                                   'instruction')},
                 specs.DiscreteArray(self.num_actions, name='action'))

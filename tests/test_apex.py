@@ -232,7 +232,8 @@ def test_dpg_d4pg_network_is_acmes_layer_norm_mlps():
     bounds' middle (Acme's near-zero output layer). Checked against numpy on its variables."""
     c = apex_config.tiny(apex_config.ApexDPGControl()).replace(network='d4pg')
     action_spec = type('Bounds', (), dict(minimum=np.full(6, -1.0), maximum=np.full(6, 2.0)))
-    network = apex_builder.actor_critic_network((tf.TensorSpec([24]), action_spec), c)
+    network = apex_builder.actor_critic_network((tf.TensorSpec([24]), action_spec),
+                                                c.learning.network, c.runtime.precision)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(5, 24)).astype(np.float32)
     a = rng.uniform(-1, 2, size=(5, 6)).astype(np.float32)

@@ -114,6 +114,10 @@ class ApexDPGBuilder(_ApexBuilder):
 
     learning_class = learning.ApexDPGLearning
 
+    def network_settings(self) -> str:
+        """Which hidden layers (appendix D's or Acme D4PG's): the learning section's `network`."""
+        return self.config.learning.network
+
     def eviction_exponent(self) -> float:
         """Appendix D: the full replay evicts by prioritized sampling at -0.4."""
         return self.config.eviction_exponent
@@ -136,21 +140,22 @@ class ApexDPGBuilder(_ApexBuilder):
                                           action_spec.maximum)
 
 
-def dueling_network(environment_specs, config) -> snt.Module:
-    """Ape-X DQN's dueling network (sec. 4.1) on stacked frames, computing in `precision`."""
+def dueling_network(environment_specs, network: None, precision: str) -> snt.Module:
+    """Ape-X DQN's dueling network (sec. 4.1) on stacked frames, computing in `precision`
+    (no setting of its own: `network` is None)."""
+    del network
     observation_spec, action_spec = environment_specs
-    network = dqn.DuelingQNetwork(action_spec.num_values, precision=config.precision)
+    network = dqn.DuelingQNetwork(action_spec.num_values, precision=precision)
     network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
     return network
 
 
-def actor_critic_network(environment_specs, config) -> snt.Module:
+def actor_critic_network(environment_specs, network: str, precision: str) -> snt.Module:
     """Ape-X DPG's actor and critic (appendix D) on a task's features, the actor's actions
     within the action spec's bounds, computing in `precision`; `network` picks their hidden
     layers (appendix D's or Acme D4PG's, agents/networks/dpg.py)."""
     observation_spec, action_spec = environment_specs
-    network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum, config.precision,
-                              config.network)
+    network = dpg.ActorCritic(action_spec.minimum, action_spec.maximum, precision, network)
     observation = tf.zeros((1, *observation_spec.shape))
     network.critic(observation, network.policy(observation))
     return network

@@ -67,8 +67,9 @@ class Environments(typing.Protocol):
         factory is given (the registry's `network`)."""
 
 
-# (environment_specs, config) -> the network, its variables created.
-NetworkFactory = Callable[[tuple, typed_config.Config], snt.Module]
+# (environment_specs, the network's settings (Builder.network_settings), precision) -> the
+# network, its variables created.
+NetworkFactory = Callable[[tuple, Any, str], snt.Module]
 
 
 class Builder(abc.ABC):
@@ -117,7 +118,13 @@ class Builder(abc.ABC):
 
     def network(self) -> snt.Module:
         """The network of the environment's specs, with its variables created."""
-        return self._make_network(self.environments.environment_specs(), self.config)
+        return self._make_network(self.environments.environment_specs(),
+                                  self.network_settings(), self.config.runtime.precision)
+
+    def network_settings(self) -> Any:
+        """What the network factory is given of the config beside the runtime's precision:
+        the agent's network section or field; None by default."""
+        return None
 
     @abc.abstractmethod
     def learning_state(self) -> learning.LearningState:

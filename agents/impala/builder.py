@@ -23,6 +23,9 @@ from reverb_tables import tables
 class UnrollBuilder(builders.Builder):
     """Tables, network, dataset, adder and policy of an agent that learns from unrolls."""
 
+    def network_settings(self) -> impala_config.UnrollNetwork:
+        return self.config.network
+
     def replay_capacity(self) -> int:
         """Unrolls the replay table holds (FIFO removal beyond)."""
         return self.config.replay_capacity
@@ -126,30 +129,32 @@ class ImpalaBuilder(UnrollBuilder):
                                         jit_compile=builders.resolve_jit(c.jit_compile))
 
 
-def unroll_network(environment_specs, config: typed_config.Config) -> snt.Module:
+def unroll_network(environment_specs, network: impala_config.UnrollNetwork,
+                   precision: str) -> snt.Module:
     """Figure 3's net, computing in `precision`: feed-forward (IMPALA's Atari experts) or with
     the LSTM core fed the last action and clipped reward (`core='lstm'`; the torso's
     output alone without `core_last_action_reward`); on DMLab, whose
-    observation holds the instruction's words, always with the core and the instruction
-    encoder (figure 3, right). The network factory of IMPALA's and LASER's entries."""
+    observation holds the instruction's words (their spec bounds the vocabulary), always with
+    the core and the instruction encoder (figure 3, right). The network factory of IMPALA's and
+    LASER's entries."""
     observation_spec, action_spec = environment_specs
-    c = config
+    n = network
     num_actions = action_spec.num_values
     instruction = isinstance(observation_spec, dict) and 'instruction' in observation_spec
-    if instruction or c.core == 'lstm':
-        words = dict(vocabulary_size=c.instruction_vocabulary) if instruction else dict(
-            use_instruction=False)
-        network = impala_networks.ImpalaRecurrentNet(
-            num_actions, torso=c.torso, channel_multiplier=c.channel_multiplier,
-            precision=c.precision, last_action_reward=c.core_last_action_reward,
-            lstm_init=c.core_lstm_init, **words)
+    if instruction or n.core == 'lstm':
+        words = (dict(vocabulary_size=int(observation_spec['instruction'].maximum) + 1)
+                 if instruction else dict(use_instruction=False))
+        net = impala_networks.ImpalaRecurrentNet(
+            num_actions, torso=n.torso, channel_multiplier=n.channel_multiplier,
+            precision=precision, last_action_reward=n.core_last_action_reward,
+            lstm_init=n.core_lstm_init, **words)
         observation = tf.nest.map_structure(lambda s: tf.zeros((1, 1, *s.shape), s.dtype),
                                             observation_spec)
-        network.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
-                       tf.ones((1, 1), tf.bool), network.initial_state(1))
-        return network
-    network = impala_networks.ImpalaFeedForwardNet(num_actions, torso=c.torso,
-                                                   channel_multiplier=c.channel_multiplier,
-                                                   precision=c.precision)
-    network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
-    return network
+        net.unroll(observation, tf.zeros((1, 1), tf.int32), tf.zeros((1, 1)), None,
+                   tf.ones((1, 1), tf.bool), net.initial_state(1))
+        return net
+    net = impala_networks.ImpalaFeedForwardNet(num_actions, torso=n.torso,
+                                               channel_multiplier=n.channel_multiplier,
+                                               precision=precision)
+    net(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
+    return net

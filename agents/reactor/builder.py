@@ -15,6 +15,7 @@ from agents.core import replay_feedback
 from agents.core import steps
 from agents.networks import reactor as reactor_networks
 from agents.reactor import acting
+from agents.reactor import config as reactor_config
 from agents.reactor import lazy_priorities
 from agents.reactor import learning
 
@@ -36,6 +37,9 @@ class ReactorBuilder(builders.Builder):
                  make_network: builders.NetworkFactory):
         super().__init__(config, environments, make_network)
         self._replays = {}
+
+    def network_settings(self) -> reactor_config.ReactorNetwork:
+        return self.config.network
 
     def make_step_spec(self) -> dict:
         observation_spec, action_spec = self.environments.environment_specs()
@@ -141,12 +145,14 @@ class ReactorBuilder(builders.Builder):
         return max(1, round(self.config.acting_steps_per_learning_step))
 
 
-def reactor_network(environment_specs, config) -> snt.Module:
+def reactor_network(environment_specs, network: reactor_config.ReactorNetwork,
+                    precision: str) -> snt.Module:
     """Table 3's dual-LSTM network with `num_atoms` atoms, its policy mixed with
     `policy_epsilon` of the uniform one, computing in `precision`."""
     observation_spec, action_spec = environment_specs
-    network = reactor_networks.ReactorNet(action_spec.num_values, config.num_atoms,
-                                          config.policy_epsilon, config.precision)
+    settings = network
+    network = reactor_networks.ReactorNet(action_spec.num_values, settings.num_atoms,
+                                          settings.policy_epsilon, precision)
     network.unroll(tf.zeros((1, 1, *observation_spec.shape), observation_spec.dtype),
                    tf.ones((1, 1), tf.bool), network.initial_state(1))
     return network

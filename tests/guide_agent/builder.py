@@ -12,7 +12,6 @@ from agents.core import builders
 from agents.core import datasets
 from agents.core import softmax_policy
 from agents.core import steps
-from agents.core import typed_config
 from agents.networks import impala as impala_networks
 from reverb_tables import tables
 from tests.guide_agent import learning
@@ -59,9 +58,10 @@ class OneStepActorCriticBuilder(builders.Builder):
         return softmax_policy.SoftmaxPolicy(network)
 
 
-def feed_forward_network(environment_specs, config: typed_config.Config) -> snt.Module:
-    """IMPALA's feed-forward network (figure 3, shallow): the guide's network factory."""
-    del config
+def feed_forward_network(environment_specs, network: None, precision: str) -> snt.Module:
+    """IMPALA's feed-forward network (figure 3, shallow) in float32: the guide's network
+    factory (no settings of its own)."""
+    del network, precision
     observation_spec, action_spec = environment_specs
     network = impala_networks.ImpalaFeedForwardNet(action_spec.num_values)
     network(tf.zeros((1, *observation_spec.shape), observation_spec.dtype))
