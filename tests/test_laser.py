@@ -75,8 +75,8 @@ def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     c = builder.config.replace(trust_region=False)
     data = datasets.time_major(batch)
     # The LSTM's replayed rows start at their episodes' first steps, from the learner's state.
-    logits, values = learning.LaserLearning(network, c, jit_compile=False,
-                                            restarts=builder.row_restarts).outputs(data)
+    logits, values = learning.laser_learning(network, c, jit_compile=False,
+                                             restarts=builder.row_restarts).outputs(data)
     _, metrics = learning.laser_loss(logits, values, data, **learning.loss_scalars(c))
     online_entropy = policy_gradient.entropy_loss(logits[:-1, :3], mask=data['mask'][:-1, :3])
     all_entropy = policy_gradient.entropy_loss(logits[:-1], mask=data['mask'][:-1])

@@ -42,7 +42,7 @@ class _ApexBuilder(builders.Builder):
     def learning_state(self) -> tf.Module:
         c = self.config
         return self.learning_class(self.network(), self.network(), c,
-                                   jit_compile=builders.resolve_jit(c.jit_compile))
+                                   jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
     def dataset(self, replay_address: str, learner_id: int):
         """Sec. 4.1: batches are sampled and decompressed in the background, in parallel with

@@ -126,7 +126,7 @@ class ImpalaBuilder(UnrollBuilder):
     def learning_state(self) -> learning.UnrollLearning:
         c = self.config
         return learning.impala_learning(self.network(), c,
-                                        jit_compile=builders.resolve_jit(c.jit_compile))
+                                        jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
 
 def unroll_network(environment_specs, network: impala_config.UnrollNetwork,

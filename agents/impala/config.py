@@ -546,3 +546,8 @@ def check_unroll_learning(config, replay_capacity: int, capacity_field: str) -> 
         raise checks.ConfigError(
             f'--config.{capacity_field}={config[capacity_field]} holds {replay_capacity} '
             f'trajectories, fewer than one replay batch ({replayed})')
+
+
+# Every IMPALA experiment's config: what the agent's unpacking functions take
+# (learning.loss_scalars, learning.unroll_learning_arguments, impala_learning).
+ImpalaConfig = ImpalaAtari | ImpalaAtari57 | ImpalaDmLab30

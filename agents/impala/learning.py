@@ -5,7 +5,7 @@ Loss = policy gradient + baseline_cost * baseline + entropy_cost * entropy, each
 batch and time; TF1-style RMSProp; learning rate annealed linearly to zero over the paper's
 training frames (`anneal_frames`); gradients clipped by global norm.
 """
-from typing import Callable
+from typing import Callable, Mapping
 
 import sonnet as snt
 import tensorflow as tf
@@ -16,7 +16,6 @@ from agents.core import optimizers
 from agents.core import population
 from agents.core import softmax_policy
 from agents.core import steps
-from agents.core import typed_config
 from agents.impala import config as impala_config
 from agents.ops import off_policy
 from agents.ops import policy_gradient
@@ -93,22 +92,23 @@ def actor_critic_loss(logits, values, data, *, entropy_cost, baseline_cost: floa
     return loss, metrics
 
 
-def vtrace_scalars(config: typed_config.Config) -> dict:
+def vtrace_scalars(vtrace_settings: impala_config.VTrace, costs, reward_clip: float) -> dict:
     """The arguments of `actor_critic_loss` that every V-trace agent's config holds (IMPALA
-    table G.1; LASER sec. 5.1 keeps them)."""
-    return dict(entropy_cost=config.entropy_cost, baseline_cost=config.baseline_cost,
-                discount=config.discount, reward_clip=config.reward_clip,
-                clip_rho_threshold=config.clip_rho_threshold,
-                clip_c_threshold=config.clip_c_threshold,
-                clip_pg_rho_threshold=config.clip_pg_rho_threshold,
-                vtrace_lambda=config.vtrace_lambda)
+    table G.1; LASER sec. 5.1 keeps them): the truncations, `costs` (the agent's learning
+    section: its entropy and baseline costs and discount) and the environment's reward clip."""
+    v = vtrace_settings
+    return dict(entropy_cost=costs.entropy_cost, baseline_cost=costs.baseline_cost,
+                discount=costs.discount, reward_clip=reward_clip,
+                clip_rho_threshold=v.clip_rho_threshold, clip_c_threshold=v.clip_c_threshold,
+                clip_pg_rho_threshold=v.clip_pg_rho_threshold, vtrace_lambda=v.vtrace_lambda)
 
 
-def loss_scalars(config: typed_config.Config) -> dict:
+def loss_scalars(config: impala_config.ImpalaConfig) -> dict:
     """The arguments of `actor_critic_loss` as an IMPALA config sets them: table G.1's, sec.
     5.2.2's correction and the reward clipping of table G.1 or figure D.1."""
-    return dict(vtrace_scalars(config), correction=config.off_policy_correction,
-                reward_clipping=config.reward_clipping)
+    return dict(vtrace_scalars(config.vtrace, config.learning, config.environment.reward_clip),
+                correction=config.learning.off_policy_correction,
+                reward_clipping=config.learning.reward_clipping)
 
 
 def _clipped_rewards(rewards, clipping: str, reward_clip: float):
@@ -161,21 +161,24 @@ class UnrollLearning(learning.LearningState):
     without retracing and a copied member takes them with the weights.
     """
 
-    def __init__(self, network: snt.Module, config: typed_config.Config, loss: Loss,
+    def __init__(self, network: snt.Module, loss: Loss, *, optimizer: impala_config.RMSProp,
+                 hyperparameters: Mapping[str, float], anneals: bool, action_repeat: int,
                  jit_compile: bool, name: str = 'learning'):
         super().__init__(network, jit_compile=jit_compile, name=name)
         self.hyperparameters = {
-            name: tf.Variable(float(config[name]), trainable=False, dtype=tf.float32, name=name)
+            name: tf.Variable(float(hyperparameters[name]), trainable=False, dtype=tf.float32,
+                              name=name)
             for name in impala_config.ADAPTABLE}
-        self.learning_rate = tf.Variable(config.learning_rate, trainable=False,
+        self.learning_rate = tf.Variable(optimizer.learning_rate, trainable=False,
                                          dtype=tf.float32, name='learning_rate')
-        self.optimizer = optimizers.RMSPROP_FORMS[config.rmsprop_form](
-            learning_rate=self.learning_rate, decay=config.rmsprop_decay,
-            momentum=config.rmsprop_momentum, epsilon=self.hyperparameters['rmsprop_epsilon'])
-        self._anneal = population.anneals_learning_rate(config)
-        self._anneal_frames = float(config.anneal_frames)
-        self._clips_gradients = bool(config.max_grad_norm)
-        self._action_repeat = config.action_repeat
+        self.optimizer = optimizers.RMSPROP_FORMS[optimizer.rmsprop_form](
+            learning_rate=self.learning_rate, decay=optimizer.rmsprop_decay,
+            momentum=optimizer.rmsprop_momentum,
+            epsilon=self.hyperparameters['rmsprop_epsilon'])
+        self._anneal = anneals
+        self._anneal_frames = float(optimizer.anneal_frames)
+        self._clips_gradients = bool(optimizer.max_grad_norm)
+        self._action_repeat = action_repeat
         self._loss = loss
 
     def _update(self, batch):
@@ -230,11 +233,22 @@ def network_outputs(network: snt.Module, data):
     return outputs.logits, outputs.value
 
 
-def impala_learning(network: snt.Module, config: typed_config.Config,
+def unroll_learning_arguments(config) -> dict:
+    """What `UnrollLearning` takes of an IMPALA or LASER config, section by section: the
+    optimizer, the starting values of the ADAPTABLE hyperparameters, whether the rate anneals
+    (agents/core/population.py) and the environment's action repeat."""
+    return dict(optimizer=config.optimizer,
+                hyperparameters={name: config[name] for name in impala_config.ADAPTABLE},
+                anneals=population.anneals_learning_rate(config),
+                action_repeat=config.environment.action_repeat)
+
+
+def impala_learning(network: snt.Module, config: impala_config.ImpalaConfig,
                     jit_compile: bool) -> UnrollLearning:
     """One IMPALA learner: `actor_critic_loss` minimised as table G.1 says."""
     scalars = loss_scalars(config)
 
     def loss(logits, values, data, entropy_cost):
         return actor_critic_loss(logits, values, data, **dict(scalars, entropy_cost=entropy_cost))
-    return UnrollLearning(network, config, loss, jit_compile, name='impala_learning')
+    return UnrollLearning(network, loss, jit_compile=jit_compile, name='impala_learning',
+                          **unroll_learning_arguments(config))

@@ -36,7 +36,7 @@ class LaserBuilder(impala_builder.UnrollBuilder):
     def learning_state(self) -> impala_learning.UnrollLearning:
         c = self.config
         return learning.laser_learning(self.network(), c,
-                                       jit_compile=builders.resolve_jit(c.jit_compile),
+                                       jit_compile=builders.resolve_jit(c.runtime.jit_compile),
                                        restarts=self.row_restarts)
 
     @functools.cached_property

@@ -337,3 +337,8 @@ def _check_learning(config):
     impala_config.check_unroll_learning(config, replay_capacity(config),
                                         'replay_capacity_observations')
     return population.check(config, impala_config.ADAPTABLE)
+
+
+# Every LASER experiment's config: what the agent's unpacking functions take
+# (learning.loss_scalars, full_state_correction, laser_learning).
+LaserConfig = LaserAtari | LaserDmLab30

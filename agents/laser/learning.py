@@ -6,9 +6,9 @@ import tensorflow as tf
 
 from agents.core import datasets
 from agents.core import steps
-from agents.core import typed_config
 from agents.impala import config as impala_config
 from agents.impala import learning as impala_learning
+from agents.laser import config as laser_config
 
 
 def laser_loss(logits, values, data, *, trust_region_threshold: float, **vtrace_scalars):
@@ -21,18 +21,22 @@ def laser_loss(logits, values, data, *, trust_region_threshold: float, **vtrace_
         entropy_online_only=True, **vtrace_scalars)
 
 
-def loss_scalars(config: typed_config.Config) -> dict:
+def loss_scalars(config: laser_config.LaserConfig) -> dict:
     """The arguments of `laser_loss` as a LASER config sets them: IMPALA's V-trace scalars
     (sec. 5.1) and the trust region's threshold b (sec. 4.3). Off (`trust_region=False`), b =
     infinity keeps every state (exactly V-trace), and the relevance is still logged."""
-    threshold = config.trust_region_threshold if config.trust_region else float('inf')
-    return dict(impala_learning.vtrace_scalars(config), trust_region_threshold=threshold)
+    learning = config.learning
+    threshold = learning.trust_region_threshold if learning.trust_region else float('inf')
+    return dict(impala_learning.vtrace_scalars(config.vtrace, learning,
+                                               config.environment.reward_clip),
+                trust_region_threshold=threshold)
 
 
-def full_state_correction(config: typed_config.Config) -> bool:
+def full_state_correction(config: laser_config.LaserConfig) -> bool:
     """Whether the agent replays whole episodes and carries their core states (app. A.2's
     "full state correction"): with the LSTM core and a replay."""
-    return config.core == 'lstm' and impala_config.replay_batch_size(config) > 0
+    return (config.network.core == 'lstm'
+            and impala_config.replay_batch_size(config.learning) > 0)
 
 
 class _CarriedState:
@@ -60,17 +64,15 @@ class LaserLearning(impala_learning.UnrollLearning):
     parameters to recompute the LSTM states along the way"). `restarts` is the count of the
     rows' restarts their dataset reads, which `after_copy` advances."""
 
-    def __init__(self, network: snt.Module, config: typed_config.Config,
-                 jit_compile: bool, restarts: tf.Variable):
-        scalars = loss_scalars(config)
-
+    def __init__(self, network: snt.Module, scalars: dict, *, carried_rows: int,
+                 restarts: tf.Variable, jit_compile: bool, **unroll_arguments):
         def loss(logits, values, data, entropy_cost):
             return laser_loss(logits, values, data, **dict(scalars, entropy_cost=entropy_cost))
-        super().__init__(network, config, loss, jit_compile, name='laser_learning')
+        super().__init__(network, loss, jit_compile=jit_compile, name='laser_learning',
+                         **unroll_arguments)
         self.carried = None
-        if full_state_correction(config):
-            self.carried = _CarriedState(
-                network.initial_state(impala_config.replay_batch_size(config)), restarts)
+        if carried_rows:
+            self.carried = _CarriedState(network.initial_state(carried_rows), restarts)
 
     def after_copy(self) -> None:
         """Restarts the replayed rows, whose carried states PBT's copy made another network's:
@@ -121,7 +123,13 @@ def _unroll(network, data, steps_, state):
     return network.unroll(*inputs, None, data['first'][steps_], state)
 
 
-def laser_learning(network: snt.Module, config: typed_config.Config,
+def laser_learning(network: snt.Module, config: laser_config.LaserConfig,
                    jit_compile: bool, restarts: tf.Variable) -> LaserLearning:
-    """One LASER agent's learner (one member of a sweep); `restarts` as `LaserLearning`'s."""
-    return LaserLearning(network, config, jit_compile, restarts)
+    """One LASER agent's learner (one member of a sweep), its arguments unpacked from
+    `config`: the loss's scalars, the replayed rows whose states it carries (none without
+    `full_state_correction`) and IMPALA's unroll learning's; `restarts` as `LaserLearning`'s."""
+    carried = impala_config.replay_batch_size(config.learning) if full_state_correction(
+        config) else 0
+    return LaserLearning(network, loss_scalars(config), carried_rows=carried,
+                         restarts=restarts, jit_compile=jit_compile,
+                         **impala_learning.unroll_learning_arguments(config))

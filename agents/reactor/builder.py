@@ -77,7 +77,7 @@ class ReactorBuilder(builders.Builder):
     def learning_state(self) -> learning.ReactorLearning:
         c = self.config
         return learning.ReactorLearning(self.network(), self.network(), c,
-                                        jit_compile=builders.resolve_jit(c.jit_compile))
+                                        jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
     def lazy_replay(self, client: reverb.Client, learner_id: int
                     ) -> lazy_priorities.LazyReplay:

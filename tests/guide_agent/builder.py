@@ -37,8 +37,9 @@ class OneStepActorCriticBuilder(builders.Builder):
             signature, self.config.queue_size, name=name))]
 
     def learning_state(self) -> learning.OneStepLearning:
-        return learning.OneStepLearning(self.network(), self.config,
-                                        jit_compile=builders.resolve_jit(self.config.jit_compile))
+        c = self.config
+        return learning.OneStepLearning(self.network(), c,
+                                        jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
     def dataset(self, replay_address: str, learner_id: int):
         parts = [(self.table(tables.QUEUE, learner_id), self.config.batch_size)]
