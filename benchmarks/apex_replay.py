@@ -26,9 +26,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from agents.apex import builder as builder_lib
 from agents.apex import config as apex_config
-from agents.core import builders
 from benchmarks import atari_steps
 from benchmarks import replay_server
 from launch import experiments
@@ -114,9 +112,7 @@ def main(argv):
         print(f'(c) priority updates: {_timed(mutate, _SECONDS.value):,.0f}/s', flush=True)
 
         if _LEARNER.value:
-            learning = builder_lib.learning.ApexDQNLearning(
-                builder.network(), builder.network(), config,
-                jit_compile=builders.resolve_jit(config.jit_compile))
+            learning = builder.learning_state()
             learning.update(sample)
             rate = _timed(lambda: (learning.update(sample)['loss'].numpy(), 1)[1],
                           _SECONDS.value)

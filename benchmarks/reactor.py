@@ -153,11 +153,13 @@ def learner() -> None:
     for jit in (False, True):
         networks = []
         for _ in range(2):
-            network = reactor_network.ReactorNet(6, config.num_atoms, config.policy_epsilon)
+            network = reactor_network.ReactorNet(6, config.network.num_atoms,
+                                                 config.network.policy_epsilon)
             network.unroll(tf.zeros((1, 1, 84, 84, 1), tf.uint8), tf.ones((1, 1), tf.bool),
                            network.initial_state(1))
             networks.append(network)
-        state = learning.ReactorLearning(*networks, config, jit_compile=jit)
+        state = learning.ReactorLearning(*networks, config.learning,
+                                         learning.loss_scalars(config), jit_compile=jit)
         batch = _batch(networks[0], rng)
         state.update(batch)
         count, start = 0, time.perf_counter()

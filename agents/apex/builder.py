@@ -41,7 +41,8 @@ class _ApexBuilder(builders.Builder):
 
     def learning_state(self) -> tf.Module:
         c = self.config
-        return self.learning_class(self.network(), self.network(), c,
+        return self.learning_class(self.network(), self.network(), c.learning,
+                                   c.replay.importance_sampling_exponent,
                                    jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
     def dataset(self, replay_address: str, learner_id: int):

@@ -8,10 +8,10 @@ priorities |G_t - q(S_t, A_t)| next to its metrics.
 import sonnet as snt
 import tensorflow as tf
 
+from agents.apex import config as apex_config
 from agents.core import learning
 from agents.core import optimizers
 from agents.core import transitions
-from agents.core import typed_config
 from agents.ops import replay
 from agents.ops import value_learning
 
@@ -25,23 +25,26 @@ class _ApexLearning(learning.TargetNetworkLearning):
     and the prioritized replay's importance-sampling exponent beta (sec. 4.1)."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: typed_config.Config, jit_compile: bool, name: str):
-        super().__init__(network, target_network,
-                         target_update_period=config.target_update_period,
+                 target_update_period: int, importance_sampling_exponent: float,
+                 jit_compile: bool, name: str):
+        super().__init__(network, target_network, target_update_period=target_update_period,
                          jit_compile=jit_compile, name=name)
-        self._beta = config.importance_sampling_exponent
+        self._beta = importance_sampling_exponent
 
 
 class ApexDQNLearning(_ApexLearning):
     """Dueling network, its target copy, centered RMSProp and counters; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: typed_config.Config, jit_compile: bool):
-        super().__init__(network, target_network, config, jit_compile, 'apex_dqn_learning')
+                 settings: apex_config.ApexDQNLearning, importance_sampling_exponent: float,
+                 jit_compile: bool):
+        s = settings
+        super().__init__(network, target_network, s.target_update_period,
+                         importance_sampling_exponent, jit_compile, 'apex_dqn_learning')
         self.optimizer = optimizers.RMSPropTF1(
-            learning_rate=config.learning_rate, decay=config.rmsprop_decay,
-            momentum=config.rmsprop_momentum, epsilon=config.rmsprop_epsilon, centered=True)
-        self._max_grad_norm = config.max_grad_norm
+            learning_rate=s.learning_rate, decay=s.rmsprop_decay, momentum=s.rmsprop_momentum,
+            epsilon=s.rmsprop_epsilon, centered=True)
+        self._max_grad_norm = s.max_grad_norm
 
     def _update(self, sample):
         """One step on a batch of N-step transitions (a batched reverb.ReplaySample)."""
@@ -72,12 +75,15 @@ class ApexDPGLearning(_ApexLearning):
     """Actor and critic, their target copies, two Adam optimizers; `update` is compiled."""
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: typed_config.Config, jit_compile: bool):
-        super().__init__(network, target_network, config, jit_compile, 'apex_dpg_learning')
-        self.critic_optimizer = snt.optimizers.Adam(config.learning_rate)
-        self.policy_optimizer = snt.optimizers.Adam(config.learning_rate)
-        self._actor_gradient_clip = config.actor_gradient_clip
-        self._critic_max_grad_norm = config.critic_max_grad_norm
+                 settings: apex_config.ApexDPGLearning, importance_sampling_exponent: float,
+                 jit_compile: bool):
+        s = settings
+        super().__init__(network, target_network, s.target_update_period,
+                         importance_sampling_exponent, jit_compile, 'apex_dpg_learning')
+        self.critic_optimizer = snt.optimizers.Adam(s.learning_rate)
+        self.policy_optimizer = snt.optimizers.Adam(s.learning_rate)
+        self._actor_gradient_clip = s.actor_gradient_clip
+        self._critic_max_grad_norm = s.critic_max_grad_norm
 
     def _update(self, sample):
         """Both networks' gradients from the networks as they are before this step (D4PG's

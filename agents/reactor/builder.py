@@ -76,7 +76,8 @@ class ReactorBuilder(builders.Builder):
 
     def learning_state(self) -> learning.ReactorLearning:
         c = self.config
-        return learning.ReactorLearning(self.network(), self.network(), c,
+        return learning.ReactorLearning(self.network(), self.network(), c.learning,
+                                        learning.loss_scalars(c),
                                         jit_compile=builders.resolve_jit(c.runtime.jit_compile))
 
     def lazy_replay(self, client: reverb.Client, learner_id: int

@@ -20,11 +20,11 @@ import tensorflow_probability as tfp
 from agents.core import datasets
 from agents.core import learning
 from agents.core import steps
-from agents.core import typed_config
 from agents.networks import reactor as reactor_network
 from agents.ops import leave_one_out
 from agents.ops import retrace
 from agents.ops import sequence_priorities
+from agents.reactor import config as reactor_config
 
 
 def support(v_min: float, v_max: float, num_atoms: int) -> tf.Tensor:
@@ -32,13 +32,15 @@ def support(v_min: float, v_max: float, num_atoms: int) -> tf.Tensor:
     return tf.linspace(float(v_min), float(v_max), num_atoms)
 
 
-def loss_scalars(config: typed_config.Config) -> dict:
-    """The arguments of `reactor_loss` after `weights`, as a Reactor config sets them."""
-    return dict(atoms=support(config.v_min, config.v_max, config.num_atoms),
-                reward_clip=config.reward_clip, discount=config.discount,
-                retrace_lambda=config.retrace_lambda,
-                beta_loo_truncation=config.beta_loo_truncation,
-                entropy_cost=config.entropy_cost)
+def loss_scalars(config: reactor_config.ReactorAtari) -> dict:
+    """The arguments of `reactor_loss` after `weights`, as a Reactor config sets them: the
+    network's support, the environment's reward clip and the learning section's rest."""
+    network, learning_ = config.network, config.learning
+    return dict(atoms=support(network.v_min, network.v_max, network.num_atoms),
+                reward_clip=config.environment.reward_clip, discount=learning_.discount,
+                retrace_lambda=learning_.retrace_lambda,
+                beta_loo_truncation=learning_.beta_loo_truncation,
+                entropy_cost=learning_.entropy_cost)
 
 
 def _state(stored) -> reactor_network.ReactorState:
@@ -117,15 +119,15 @@ class ReactorLearning(learning.TargetNetworkLearning):
     """
 
     def __init__(self, network: snt.Module, target_network: snt.Module,
-                 config: typed_config.Config, jit_compile: bool):
+                 settings: reactor_config.ReactorLearning, scalars: dict, jit_compile: bool):
         super().__init__(network, target_network,
-                         target_update_period=config.target_update_period,
+                         target_update_period=settings.target_update_period,
                          jit_compile=jit_compile, name='reactor_learning')
         # Sec. 3.4.1: Adam with "zero momentum" (beta1 = 0).
-        self.optimizer = snt.optimizers.Adam(config.learning_rate, beta1=config.adam_beta1,
-                                             beta2=config.adam_beta2,
-                                             epsilon=config.adam_epsilon)
-        self._loss_scalars = loss_scalars(config)
+        self.optimizer = snt.optimizers.Adam(settings.learning_rate, beta1=settings.adam_beta1,
+                                             beta2=settings.adam_beta2,
+                                             epsilon=settings.adam_epsilon)
+        self._loss_scalars = scalars
 
     def _update(self, batch):
         """One step on `batch`: [B, n, ...] sequences as the actors wrote them, their stored
