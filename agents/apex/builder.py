@@ -26,13 +26,13 @@ class _ApexBuilder(builders.Builder):
     replay_checkpointing = True
 
     def make_tables(self) -> list[builders.TableDeclaration]:
-        c = self.config
-        signature = transitions.transition_signature(self.step_spec(), c.n_step, self.frame_stack)
+        r = self.config.replay
+        signature = transitions.transition_signature(self.step_spec(), r.n_step, self.frame_stack)
         return [builders.TableDeclaration(tables.PRIORITIZED, lambda name: tables.prioritized_table(
-            signature, max_size=c.replay_capacity, priority_exponent=c.priority_exponent,
-            min_size_to_sample=c.min_replay_size,
+            signature, max_size=r.replay_capacity, priority_exponent=r.priority_exponent,
+            min_size_to_sample=r.min_replay_size,
             eviction_exponent=self.eviction_exponent(),
-            samples_per_insert=c.samples_per_insert, name=name))]
+            samples_per_insert=r.samples_per_insert, name=name))]
 
     def eviction_exponent(self) -> float | None:
         """Removal from the full table by prioritized sampling at this exponent; None: FIFO
@@ -50,25 +50,25 @@ class _ApexBuilder(builders.Builder):
         learning, and prefetched."""
         c = self.config
         return iter(datasets.batches(
-            replay_address, [(self.table(tables.PRIORITIZED, learner_id), c.batch_size)],
-            prefetch=c.prefetch_batches, readers=c.replay_readers))
+            replay_address, [(self.table(tables.PRIORITIZED, learner_id), c.learning.batch_size)],
+            prefetch=c.replay.prefetch_batches, readers=c.replay.replay_readers))
 
     def adder(self, client: reverb.Client, learner_id: int) -> transitions.NStepTransitionAdder:
         c = self.config
         return transitions.NStepTransitionAdder(
-            client, self.table(tables.PRIORITIZED, learner_id), n_step=c.n_step,
-            discount=c.discount, batch_size=c.transition_batch_size,
-            reward_clip=c.reward_clip or None, stack=self.frame_stack)
+            client, self.table(tables.PRIORITIZED, learner_id), n_step=c.replay.n_step,
+            discount=c.replay.discount, batch_size=c.replay.transition_batch_size,
+            reward_clip=c.environment.reward_clip or None, stack=self.frame_stack)
 
     def actor_update_period(self) -> int:
         """Sec. 4.1: each environment's actor copies parameters every 400 frames."""
         c = self.config
-        return max(1, c.parameter_update_frames // c.action_repeat)
+        return max(1, c.replay.parameter_update_frames // c.environment.action_repeat)
 
     def replay_feedback(self, client: reverb.Client, state: tf.Module, learner_id: int):
         return replay_feedback.ReplayFeedback(
             client, self.table(tables.PRIORITIZED, learner_id), state.frames,
-            frames_per_transition=self.config.action_repeat)
+            frames_per_transition=self.config.environment.action_repeat)
 
     def _step_spec(self, observation: tf.TensorSpec, action: tf.TensorSpec) -> dict:
         """Steps carry the values the N-step adder's initial priorities need (appendix F)."""
@@ -91,18 +91,18 @@ class ApexDQNBuilder(_ApexBuilder):
         """Environment k of actor process j is paper actor i = j K + k of N = processes x K,
         acting with epsilon_i (sec. 4.1)."""
         c = self.config
-        return acting.actor_epsilons(c.num_actors * c.envs_per_actor, c.epsilon,
-                                     c.epsilon_alpha)
+        return acting.actor_epsilons(c.runtime.num_actors * c.runtime.envs_per_actor,
+                                     c.acting.epsilon, c.acting.epsilon_alpha)
 
     def policy(self, network, actor_id: int, seed: int):
-        start = actor_id * self.config.envs_per_actor
+        start = actor_id * self.config.runtime.envs_per_actor
         return acting.EpsilonGreedyPolicy(
-            network, self._epsilons()[start:start + self.config.envs_per_actor], seed=seed)
+            network, self._epsilons()[start:start + self.config.runtime.envs_per_actor], seed=seed)
 
     def game_columns(self, game):
         """The epsilon_i the game was played with (results: RLlib reports the least-exploring
         third of its workers)."""
-        i = int(game['actor']) * self.config.envs_per_actor + int(game['env'])
+        i = int(game['actor']) * self.config.runtime.envs_per_actor + int(game['env'])
         return {'epsilon': float(self._epsilons()[i])}
 
     def evaluation_policy(self, network) -> acting.EpsilonGreedyPolicy:
@@ -121,7 +121,7 @@ class ApexDPGBuilder(_ApexBuilder):
 
     def eviction_exponent(self) -> float:
         """Appendix D: the full replay evicts by prioritized sampling at -0.4."""
-        return self.config.eviction_exponent
+        return self.config.replay.eviction_exponent
 
     def make_step_spec(self) -> dict[str, tf.TensorSpec]:
         observation_spec, action_spec = self.environments.environment_specs()
@@ -131,7 +131,7 @@ class ApexDPGBuilder(_ApexBuilder):
     def policy(self, network, actor_id: int, seed: int):
         del actor_id
         action_spec = self.environments.environment_specs()[1]
-        return acting.GaussianNoisePolicy(network, self.config.exploration_sigma,
+        return acting.GaussianNoisePolicy(network, self.config.acting.exploration_sigma,
                                           action_spec.minimum, action_spec.maximum, seed=seed)
 
     def evaluation_policy(self, network) -> acting.GaussianNoisePolicy:

@@ -204,12 +204,13 @@ def learner_dir(run_dir: str, learner_id: int, num_learners: int) -> str:
 
 
 def learner_seed(config: typed_config.Config, learner_id: int) -> int:
-    return config.seed + learner_id * 1_000_003
+    return config.runtime.seed + learner_id * 1_000_003
 
 
 def actor_seed(config: typed_config.Config, learner_id: int, actor_id: int) -> int:
     """The seed of the actor's first environment; environment k gets this + k."""
-    return config.seed * 10_000 + actor_id * config.envs_per_actor + learner_id * 1_000_003
+    runtime = config.runtime
+    return runtime.seed * 10_000 + actor_id * runtime.envs_per_actor + learner_id * 1_000_003
 
 
 def make_learner(builder: Builder, replay_address: str, run_dir: str,
@@ -223,7 +224,7 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
     tf.random.set_seed(learner_seed(c, learner_id))
     state = builder.learning_state()
     client = reverb.Client(replay_address)
-    dirs = [learner_dir(run_dir, i, c.num_learners) for i in range(c.num_learners)]
+    dirs = [learner_dir(run_dir, i, c.runtime.num_learners) for i in range(c.runtime.num_learners)]
     iterator = builder.dataset(replay_address, learner_id)
     after_update = builder.replay_feedback(client, state, learner_id)
     on_checkpoint = builder.replay_checkpoint(client, learner_id)
@@ -241,8 +242,8 @@ def make_learner(builder: Builder, replay_address: str, run_dir: str,
     return learner_lib.Learner(
         state=state, iterator=iterator, pusher=pusher, checkpointer=checkpoints,
         episode_log=games, tensorboard=tensorboard, logs_dir=logs,
-        schedule=learner_lib.Schedule(c.total_frames, c.checkpoint_interval_s,
-                                      c.log_interval_s, c.max_nonfinite_updates),
+        schedule=learner_lib.Schedule(c.total_frames, c.runtime.checkpoint_interval_s,
+                                      c.runtime.log_interval_s, c.runtime.max_nonfinite_updates),
         name=name, after_update=after_update,
         hook=member and pbt_hook.PopulationHook(member, state, checkpoints, pusher, name))
 
@@ -280,17 +281,18 @@ def make_actor(builder: Builder, replay_address: str, run_dir: str, actor_id: in
     policy = builder.policy(builder.network(), actor_id, seed)
     client = reverb.Client(replay_address)
     tasks = builder.environments.tasks()
+    per_actor = c.runtime.envs_per_actor
     envs = [builder.environments.environment(seed=seed + k, **(
-                {'task': assigned_task(tasks, c.envs_per_actor, actor_id, k)} if tasks else {}))
-            for k in range(c.envs_per_actor)]
-    logs = os.path.join(learner_dir(run_dir, learner_id, c.num_learners), 'logs')
+                {'task': assigned_task(tasks, per_actor, actor_id, k)} if tasks else {}))
+            for k in range(per_actor)]
+    logs = os.path.join(learner_dir(run_dir, learner_id, c.runtime.num_learners), 'logs')
     return actor_lib.Actor(
         envs=envs, policy=policy, adders=[builder.adder(client, learner_id) for _ in envs],
         parameters=variables.VariableClient(
             client, policy.variables, table=tables.private(tables.VARIABLES, learner_id)),
         action_spec=builder.step_spec()['action'],
         update_period=builder.actor_update_period(), client=client, actor_id=actor_id,
-        frames_per_step=c.action_repeat,
+        frames_per_step=c.environment.action_repeat,
         episode_stats_table=tables.private(tables.EPISODE_STATS, learner_id),
         log_path=os.path.join(logs, f'actor_{actor_id}.csv'))
 

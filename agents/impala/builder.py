@@ -28,12 +28,12 @@ class UnrollBuilder(builders.Builder):
 
     def replay_capacity(self) -> int:
         """Unrolls the replay table holds (FIFO removal beyond)."""
-        return self.config.replay_capacity
+        return self.config.learning.replay_capacity
 
     def make_step_spec(self) -> dict:
         observation_spec, action_spec = self.environments.environment_specs()
         core_state = None
-        if self.config.core == 'lstm':
+        if self.config.network.core == 'lstm':
             core_state = steps.state_spec(impala_networks.ImpalaRecurrentNet(
                 action_spec.num_values, use_instruction=False).initial_state(1))
         return steps.step_spec(
@@ -50,13 +50,14 @@ class UnrollBuilder(builders.Builder):
         signature = layout['packing'].signature(steps.frame_signature(
             steps.trajectory_signature(self.step_spec(), layout['length']), layout['stack']))
         declared = [builders.TableDeclaration(
-            tables.QUEUE, lambda name: tables.queue_table(signature, c.queue_size, name=name))]
-        if c.replay_proportion:
+            tables.QUEUE,
+            lambda name: tables.queue_table(signature, c.learning.queue_size, name=name))]
+        if c.learning.replay_proportion:
             declared.append(builders.TableDeclaration(
                 tables.REPLAY, lambda name: tables.uniform_replay_table(
                     signature, self.replay_capacity(), impala_config.replay_batch_size(c),
                     name=name),
-                shared=c.replay_shared))
+                shared=c.learning.replay_shared))
         return declared
 
     @property
@@ -65,12 +66,12 @@ class UnrollBuilder(builders.Builder):
         benchmarks/README.md, "Replay memory"); a queue alone keeps the stacks as the actors
         saw them, which costs the actors and the learner less CPU per frame
         (benchmarks/README.md, "Every CPU-second of a local run")."""
-        return self.frame_stack if self.config.replay_proportion else 1
+        return self.frame_stack if self.config.learning.replay_proportion else 1
 
     def dataset(self, replay_address: str, learner_id: int):
         c = self.config
         replayed = impala_config.replay_batch_size(c)
-        parts = [(self.table(tables.QUEUE, learner_id), c.batch_size - replayed)]
+        parts = [(self.table(tables.QUEUE, learner_id), c.learning.batch_size - replayed)]
         if replayed:
             parts.append((self.table(tables.REPLAY, learner_id), replayed))
         layout = self.sequence_layout()
@@ -80,7 +81,7 @@ class UnrollBuilder(builders.Builder):
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}
-        if self.config.replay_proportion:
+        if self.config.learning.replay_proportion:
             priorities[self.table(tables.REPLAY, learner_id)] = adders.constant_priority()
         return adders.SequenceAdder(client, priorities, **self.sequence_layout())
 
@@ -90,7 +91,7 @@ class UnrollBuilder(builders.Builder):
         one column (`packing`), and chunks of one unroll per column, not Reverb's auto-tuned
         shorter ones: fewer, larger messages (benchmarks/README.md, "Every CPU-second of a
         local run")."""
-        unroll = self.config.unroll_length
+        unroll = self.config.learning.unroll_length
         return dict(length=unroll + 1, period=unroll, stack=self.stored_stack,
                     chunk_length=unroll, packing=self.packing())
 
@@ -105,7 +106,7 @@ class UnrollBuilder(builders.Builder):
 
     def actor_update_period(self) -> int:
         """IMPALA sec. 3: an actor takes the newest parameters before each unroll."""
-        return self.config.unroll_length
+        return self.config.learning.unroll_length
 
     def policy(self, network: snt.Module, actor_id: int,
                seed: int) -> softmax_policy.SoftmaxPolicy:

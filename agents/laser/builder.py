@@ -64,7 +64,7 @@ class LaserBuilder(impala_builder.UnrollBuilder):
                 tables.REPLAY, lambda name: tables.episode_replay_table(
                     signature, self.replay_capacity(), impala_config.replay_batch_size(c),
                     name=name),
-                shared=c.replay_shared)]
+                shared=c.learning.replay_shared)]
 
     def dataset(self, replay_address: str, learner_id: int):
         if not self._episodes:
@@ -73,7 +73,7 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         rows = impala_config.replay_batch_size(c)
         layout = self.sequence_layout()
         return iter(datasets.online_and_episode_rows(
-            replay_address, (self.table(tables.QUEUE, learner_id), c.batch_size - rows),
+            replay_address, (self.table(tables.QUEUE, learner_id), c.learning.batch_size - rows),
             (self.table(tables.REPLAY, learner_id), rows), layout['length'], layout['period'],
             self.row_restarts, layout['stack'], unpack=layout['packing'].unpack_tensors).map(
                 lambda data: steps.stacked_observations(data, layout['stack'])))
@@ -91,6 +91,6 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         limit where it is shorter, in agent steps, and the step holding the final observation
         (environments/atari.py)."""
         c = self.config
-        frames = min(self.environments.max_episode_frames or c.replay_episode_frames,
-                     c.replay_episode_frames)
-        return frames // c.action_repeat + 1
+        frames = min(self.environments.max_episode_frames or c.learning.replay_episode_frames,
+                     c.learning.replay_episode_frames)
+        return frames // c.environment.action_repeat + 1

@@ -43,7 +43,8 @@ class ReactorBuilder(builders.Builder):
 
     def make_step_spec(self) -> dict:
         observation_spec, action_spec = self.environments.environment_specs()
-        network = reactor_networks.ReactorNet(action_spec.num_values, self.config.num_atoms)
+        network = reactor_networks.ReactorNet(action_spec.num_values,
+                                              self.config.network.num_atoms)
         return steps.step_spec(
             observation=steps.tensor_specs(observation_spec),
             action=tf.TensorSpec([], tf.int32),
@@ -59,16 +60,16 @@ class ReactorBuilder(builders.Builder):
     def make_tables(self) -> list[builders.TableDeclaration]:
         c = self.config
         packing = self.packing()
-        signature = steps.trajectory_signature(packing.step_spec, c.sequence_length)
-        lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay_capacity,
-                                           slack=c.replay_slack, fields=packing.fields)
+        signature = steps.trajectory_signature(packing.step_spec, c.learning.sequence_length)
+        lazy = lazy_priorities.lazy_tables(signature, capacity=c.replay.replay_capacity,
+                                           slack=c.replay.replay_slack, fields=packing.fields)
         pace = reverb.Table(
             name=PACE, sampler=reverb.selectors.Uniform(), remover=reverb.selectors.Fifo(),
-            max_size=c.replay_capacity + c.replay_slack,
+            max_size=c.replay.replay_capacity + c.replay.replay_slack,
             rate_limiter=reverb.rate_limiters.SampleToInsertRatio(
-                samples_per_insert=1.0 / c.acting_steps_per_learning_step,
-                min_size_to_sample=c.min_replay_size,
-                error_buffer=float(c.rate_limiter_tolerance)),
+                samples_per_insert=1.0 / c.learning.acting_steps_per_learning_step,
+                min_size_to_sample=c.replay.min_replay_size,
+                error_buffer=float(c.learning.rate_limiter_tolerance)),
             signature={packing_lib.PACKED: signature[packing_lib.PACKED]})
         made = lazy + [pace, *lazy_priorities.snapshot_tables()]
         return [builders.TableDeclaration(table.name, lambda name, t=table: t, shared=True)
@@ -86,7 +87,7 @@ class ReactorBuilder(builders.Builder):
         if learner_id not in self._replays:
             c = self.config
             self._replays[learner_id] = lazy_priorities.LazyReplay(
-                client, capacity=c.replay_capacity, epsilon=c.replay_epsilon,
+                client, capacity=c.replay.replay_capacity, epsilon=c.replay.replay_epsilon,
                 seed=builders.learner_seed(c, learner_id),
                 snapshot_table=lazy_priorities.LAZY_SNAPSHOT, unpack=self.packing().unpack)
         return self._replays[learner_id]
@@ -98,7 +99,7 @@ class ReactorBuilder(builders.Builder):
         replay = self.lazy_replay(client, learner_id)
         while True:
             next(iter(client.sample(PACE, 1, emit_timesteps=False)))
-            sample = replay.sample(self.config.batch_size)
+            sample = replay.sample(self.config.learning.batch_size)
             yield {**sample.data, 'keys': sample.info.key,
                    'weights': lazy_priorities.importance_weights(sample.info)}
 
@@ -107,8 +108,8 @@ class ReactorBuilder(builders.Builder):
         pace stub each) times the action repeat."""
         replay = self.lazy_replay(client, learner_id)
         return replay_feedback.ReplayFeedback(
-            client, PACE, state.frames, frames_per_transition=self.config.action_repeat,
-            write=replay.update)
+            client, PACE, state.frames,
+            frames_per_transition=self.config.environment.action_repeat, write=replay.update)
 
     def replay_checkpoint(self, client: reverb.Client, learner_id: int):
         """The bookkeeping goes into the snapshot table just before the server checkpoints, so
@@ -125,10 +126,11 @@ class ReactorBuilder(builders.Builder):
         pending = lazy_priorities.adder_priorities()
         # Chunks of n // 2 steps, not Reverb's auto-tuned shorter ones: a sequence of n spans
         # three per column (benchmarks/README.md, "Replay memory per stored step").
-        chunk = max(1, c.sequence_length // 2)
+        chunk = max(1, c.learning.sequence_length // 2)
         return acting.StreamAdder(adders.SequenceAdder(
-            client, {**pending, PACE: adders.constant_priority()}, length=c.sequence_length,
-            period=c.sequence_period, columns={PACE: (packing_lib.PACKED,)},
+            client, {**pending, PACE: adders.constant_priority()},
+            length=c.learning.sequence_length, period=c.learning.sequence_period,
+            columns={PACE: (packing_lib.PACKED,)},
             flush_period=chunk, chunk_length=chunk), self.packing())
 
     def policy(self, network: snt.Module, actor_id: int, seed: int) -> acting.ReactorPolicy:
@@ -143,7 +145,7 @@ class ReactorBuilder(builders.Builder):
         """Not stated for the actors ("each worker downloads the newest network parameters
         before each learning step", sec. 3.4): every `acting_steps_per_learning_step` steps,
         i.e. once per learning step of the paper's pace."""
-        return max(1, round(self.config.acting_steps_per_learning_step))
+        return max(1, round(self.config.learning.acting_steps_per_learning_step))
 
 
 def reactor_network(environment_specs, network: reactor_config.ReactorNetwork,
