@@ -3,6 +3,10 @@ variable on real batches of the game, against sqrt(epsilon) (issue 57).
 
   python -m benchmarks.gradient_scale [--preset=quick] [--game=breakout] [--batches=20]
       [--checkpoint=PATH]
+  python -m benchmarks.gradient_scale --run_dir=RUN [--checkpoint=RUN/kept_checkpoints/ckpt-N]
+
+With `--run_dir`, the learner is the run's (its config.json: preset and overrides), on the
+run's game, in place of `--preset` and `--game`.
 
 Runs a real replay server and one actor (8 games) with the learner's network (untrained, or
 restored from `--checkpoint`), draws `--batches` of the preset's batches (online unrolls and
@@ -19,6 +23,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
+from benchmarks import recurrent_probe
 from launch import configs
 from launch import experiments
 
@@ -62,20 +67,34 @@ def gradient_mean_squares(builder, learning, batches: int, actor_steps: int = 15
     return {name: [s / batches for s in sums] for name, sums in squares.items()}
 
 
+def learner_config(run_dir: str | None, preset: str, game: str, given: bool):
+    """(the experiment, the config) the gradients are taken with: the run's in `run_dir`
+    (refused beside a `--preset` or `--game` given too), else LASER on Atari's `preset` on
+    `game` with one actor of 8 games; SystemExit with one line for bad input."""
+    if run_dir:
+        if given:
+            raise SystemExit('error: --run_dir takes the run\'s preset and game: give '
+                             '--run_dir alone, or --preset and --game')
+        spec = recurrent_probe.load_run(run_dir)
+        return spec.experiment, spec.config
+    experiment = experiments.get('laser_atari')
+    if preset not in experiment.presets:
+        raise SystemExit(f'error: unknown --preset={preset}; choose one of: '
+                         f'{", ".join(experiment.presets)}')
+    try:
+        return experiment, experiment.check(experiment.presets[preset](
+            experiment.paper_config()).replace(game=game, envs_per_actor=8))
+    except configs.ConfigError as e:
+        raise SystemExit(f'error: {e}') from None
+
+
 def main(argv):
     del argv
     f = flags.FLAGS
     if not 1 <= f.batches <= 30:
         raise SystemExit(f'error: --batches must be 1 to 30, got {f.batches}')
-    experiment = experiments.get('laser_atari')
-    if f.preset not in experiment.presets:
-        raise SystemExit(f'error: unknown --preset={f.preset}; choose one of: '
-                         f'{", ".join(experiment.presets)}')
-    try:
-        config = experiment.check(experiment.presets[f.preset](
-            experiment.paper_config()).replace(game=f.game, envs_per_actor=8))
-    except configs.ConfigError as e:
-        raise SystemExit(f'error: {e}') from None
+    experiment, config = learner_config(f.run_dir, f.preset, f.game,
+                                        given=f['preset'].present or f['game'].present)
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
     builder = experiment.builder(config)
     tf.random.set_seed(config.seed)
@@ -84,7 +103,7 @@ def main(argv):
         tf.train.Checkpoint(learner=tf.train.Checkpoint(network=learning.network)).restore(
             f.checkpoint).expect_partial()
     epsilon = config.rmsprop_epsilon
-    print(f'{f.preset} preset ({config.core}), epsilon {epsilon:g}, '
+    print(f'{f.run_dir or f.preset + " preset"} ({config.core}), epsilon {epsilon:g}, '
           f'{f.batches} batches of {config.batch_size}, '
           f'{f.checkpoint or "untrained"}:')
     squares = gradient_mean_squares(builder, learning, f.batches)
@@ -107,4 +126,6 @@ if __name__ == '__main__':
                          '(at most 30: the online queue holds 64 unrolls, 2 a batch).')
     flags.DEFINE_string('checkpoint', None, "A run's checkpoint to restore the network from "
                         '(default: untrained).')
+    flags.DEFINE_string('run_dir', None, "A run whose config the learner takes (its preset, "
+                        "overrides and game), in place of --preset and --game.")
     app.run(main)

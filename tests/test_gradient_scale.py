@@ -1,9 +1,11 @@
 """benchmarks/gradient_scale.py: the loss's gradient per variable and per term on real Breakout
 batches of a LASER learner, each term reaching only the variables it depends on."""
 import numpy as np
+import pytest
 
 from agents.laser import config as laser_config
 from benchmarks import gradient_scale
+from launch import configs
 from launch import experiments
 
 
@@ -27,3 +29,18 @@ def test_each_term_reaches_the_variables_it_depends_on():
             assert pg.any() and not baseline.any()
         if 'torso' in name or 'lstm' in name:
             assert pg.any() and baseline.any() and loss.any()
+
+
+def test_a_run_directory_gives_the_runs_own_learner(tmp_path):
+    """`--run_dir`: the run's config (its preset's and overrides' values), not the preset's;
+    refused beside --preset or --game in one line."""
+    config = laser_config.check(laser_config.quick(laser_config.LaserAtari()).replace(
+        game='breakout', core_last_action_reward=False, rmsprop_epsilon=1e-5))
+    configs.save(config, str(tmp_path))
+    experiment, taken = gradient_scale.learner_config(str(tmp_path), 'quick', 'pong',
+                                                      given=False)
+    assert experiment.name == 'laser_atari'
+    assert taken.rmsprop_epsilon == 1e-5 and not taken.core_last_action_reward
+    assert taken.game == 'breakout'
+    with pytest.raises(SystemExit, match='give --run_dir alone'):
+        gradient_scale.learner_config(str(tmp_path), 'quick', 'pong', given=True)
