@@ -109,7 +109,8 @@ def evaluate_run(spec: configs.RunSpec, protocol_name: str | None = None,
     run_dir, config = spec.run_dir, spec.config
     protocol = check_request(spec, protocol_name, episodes, checkpoint, before_frames)
     if episodes is None:
-        episodes = config.eval_episodes if config.eval_episodes > 0 else protocol.episodes
+        asked = config.runtime.eval_episodes
+        episodes = asked if asked > 0 else protocol.episodes
     if protocol.from_training:
         games = training_games(run_dir, before_frames or config.total_frames)
         results = {game: [(row['episode_return'], row['episode_frames'])
@@ -140,7 +141,7 @@ def check_request(spec: configs.RunSpec, protocol_name: str | None, episodes: in
     cannot carry out or would ignore, before TensorFlow is imported."""
     flag = '--protocol' if protocol_name else '--config.eval_protocol'
     protocol = input_checks.protocol(spec.experiment, spec.config,
-                                     protocol_name or spec.config.eval_protocol, flag)
+                                     protocol_name or spec.config.runtime.eval_protocol, flag)
     for name, value in (('episodes', episodes), ('before_frames', before_frames)):
         if value is not None and value < 1:
             raise configs.ConfigError(f'--{name} must be >= 1, got {value}')

@@ -354,7 +354,7 @@ def learner_spec(spec: configs.RunSpec, learner_id: int) -> configs.RunSpec:
     directory (builders.learner_dir: the run's own with one learner), as its learner saves it
     there for evaluation and reports."""
     config = spec.experiment.sweeps.member_config(spec.config, learner_id)
-    run_dir = builders.learner_dir(spec.run_dir, learner_id, spec.config.num_learners)
+    run_dir = builders.learner_dir(spec.run_dir, learner_id, spec.config.runtime.num_learners)
     saved = spec.saved if run_dir == spec.run_dir else None
     return dataclasses.replace(spec, run_dir=run_dir, config=config, saved=saved)
 
@@ -373,13 +373,14 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
     Learners and actors run with their sweep member's config (agents/core/sweeps.py); the
     replay server's tables and the run directory's config.json are the run's."""
     experiment, config, run_dir = spec.experiment, spec.config, spec.run_dir
-    if not 0 <= learner_id < config.num_learners:
+    if not 0 <= learner_id < config.runtime.num_learners:
         raise configs.ConfigError(f'--learner_id={learner_id} is out of range: this run has '
-                                  f'--config.num_learners={config.num_learners} (ids 0 to '
-                                  f'{config.num_learners - 1})')
-    if not 0 <= actor_id < config.num_actors:
+                                  f'--config.num_learners={config.runtime.num_learners} (ids 0 '
+                                  f'to {config.runtime.num_learners - 1})')
+    if not 0 <= actor_id < config.runtime.num_actors:
         raise configs.ConfigError(f'--actor_id={actor_id} is out of range: this run has '
-                                  f'--config.num_actors={config.num_actors} per learner')
+                                  f'--config.num_actors={config.runtime.num_actors} per '
+                                  f'learner')
     note = configs.precision_note(spec)
     if note and role in ('local', 'learner'):
         # Before any role starts: the launcher's console, where its learners print too.
@@ -390,10 +391,10 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
                                         'wait for it to end, or choose another --run_dir'):
             spec.write()
             if note:   # and in each learner's log, which its sitting's lines follow
-                _append_to_learner_logs(run_dir, config.num_learners, f'[launcher] {note}')
-            learners = [learner_spec(spec, i) for i in range(config.num_learners)]
-            launch(placer, run_dir=run_dir, num_learners=config.num_learners,
-                   num_actors=config.num_actors,
+                _append_to_learner_logs(run_dir, config.runtime.num_learners, f'[launcher] {note}')
+            learners = [learner_spec(spec, i) for i in range(config.runtime.num_learners)]
+            launch(placer, run_dir=run_dir, num_learners=config.runtime.num_learners,
+                   num_actors=config.runtime.num_actors,
                    on_finished=lambda: evaluate.evaluate_and_report(run_dir, learners))
         return
     if not replay_address:
@@ -404,7 +405,7 @@ def run_role(*, module: str, spec: configs.RunSpec, role: str, replay_address: s
                                   f'(e.g. localhost:9000; --role=replay: :9000)')
     if role == 'replay':
         builder = experiment.builder(config)
-        serve_replay(builders.replay_tables(builder, config.num_learners),
+        serve_replay(builders.replay_tables(builder, config.runtime.num_learners),
                      port=int(replay_address.rsplit(':', 1)[1]),
                      checkpoint_dir=replay_checkpoint_dir(builder, run_dir))
         return

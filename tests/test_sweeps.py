@@ -14,17 +14,28 @@ SWEEPS = sweeps.Sweeps(named={'pair': {'learning_rate': (1.0, 2.0)}},
 
 
 @typed_config.config
-class _Swept(runtime_config.Runtime):
-    """The runtime fields sweeps read (agents/core/runtime_config.py), and fields to vary."""
+class _SweptRuntime(runtime_config.Runtime):
+    """The runtime fields sweeps read (agents/core/runtime_config.py)."""
     experiment: str = typed_config.setting('swept', 'a test')
     eval_protocol: str = typed_config.setting('atari_noop', 'a test')
+
+
+@typed_config.config
+class _Knobs(typed_config.Config):
+    """Fields to vary, in a section of their own as an experiment's are."""
     learning_rate: float = typed_config.setting(0.5, 'a test')
     entropy_cost: float = typed_config.setting(0.01, 'a test')
+
+
+@typed_config.config
+class _Swept(typed_config.Config):
     game: str = typed_config.setting('pong', 'a test')
+    runtime: runtime_config.Runtime = typed_config.member(_SweptRuntime)
+    knobs: _Knobs = typed_config.member(_Knobs)
 
 
 def _config(sweep):
-    return _Swept(sweep=sweep)
+    return _Swept().replace(sweep=sweep)
 
 
 def test_members_are_the_grid_product_first_field_slowest():

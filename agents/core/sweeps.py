@@ -43,8 +43,9 @@ class Sweeps:
     initial_population: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     def grid(self, config: typed_config.Config) -> Grid:
-        """The grid `config.sweep` names or writes; {} for no sweep. One-line ConfigErrors."""
-        spec = config.sweep
+        """The grid the runtime's `sweep` names or writes; {} for no sweep. One-line
+        ConfigErrors."""
+        spec = config.runtime.sweep
         if not spec:
             return {}
         if spec in self.named:
@@ -71,12 +72,13 @@ class Sweeps:
         """The grid's points, one dict of field values per member (a PBT population's starting
         values); [{}] for no sweep."""
         if population.enabled(config):
+            runtime = config.runtime
             return population.initial_population(self.initial_population,
-                                                 config.pbt_population, config.seed)
-        sampled = self.named.get(config.sweep)
+                                                 runtime.pbt_population, runtime.seed)
+        sampled = self.named.get(config.runtime.sweep)
         if isinstance(sampled, Sampled):
             return population.initial_population(self.initial_population, sampled.size,
-                                                 config.seed)
+                                                 config.runtime.seed)
         sweep_grid = self.grid(config)
         fields = list(sweep_grid)
         return [dict(zip(fields, values))
@@ -89,7 +91,7 @@ class Sweeps:
         if len(points) == 1:
             return config
         if not 0 <= learner_id < len(points):
-            what = f'sweep {config.sweep!r}' if config.sweep else 'the population'
+            what = f'sweep {config.runtime.sweep!r}' if config.runtime.sweep else 'the population'
             raise ConfigError(f'--learner_id={learner_id} is out of range: {what} has '
                               f'{len(points)} members')
         return config.replace(**points[learner_id])
@@ -97,7 +99,7 @@ class Sweeps:
     def learner_name(self, config: typed_config.Config, learner_id: int) -> str:
         """How a learner's progress lines start: 'learner' alone, 'learner_<i>' among
         several, followed by its member's values in a sweep."""
-        if config.num_learners == 1:
+        if config.runtime.num_learners == 1:
             return 'learner'
         points = self.members(config)
         values = describe(points[learner_id]) if len(points) > 1 else ''
