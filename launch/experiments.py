@@ -6,7 +6,7 @@ for an agent outside this repository, added by its launch program with `register
 An entry composes its builder from three pieces, none inheriting another: the agent's builder
 (given the config), an environment piece (given the config's `environment` section and its
 target field, the game, task or tasks: environments/) and a network factory (given the piece's
-`environment_specs()` and the config).
+`environment_specs()`, the builder's `network_settings()` and the runtime's precision).
 """
 import dataclasses
 import importlib
@@ -51,7 +51,7 @@ class Entry:
     paper_config: str          # the config class (agents/core/typed_config.py)
     builder: str               # 'module:Class', an agents.core.builders.Builder
     environments: str          # 'module:callable', (environment section, target) -> a piece
-    network: str               # 'module:callable', (environment specs, config) -> network
+    network: str               # 'module:callable', (specs, settings, precision) -> network
     target_field: str
     run_dir_prefix: str
     presets: str = 'PRESETS'
