@@ -214,3 +214,15 @@ def test_train_evaluate_and_report_against_appendix_b(lab, tmp_path):
     assert '| mean_capped (3 / 30) |' in report and 'IMPALA tables 3 and B.1' in report
     for level in evaluated:
         assert f'| {level} |' in report
+
+
+def test_the_network_embeds_the_configured_vocabulary():
+    """The levels' instruction spec bounds the word ids by `instruction_vocabulary`, and the
+    network factory sizes its embedding from that bound (one row per id, 0 the padding)."""
+    config = impala_config.ImpalaDmLab30().replace(instruction_vocabulary=37)
+    builder = experiments.get('impala_dmlab30').builder(config)
+    instruction = builder.environments.environment_specs()[0]['instruction']
+    assert (instruction.minimum, instruction.maximum) == (0, 36)
+    (embeddings,) = [v for v in builder.network().trainable_variables
+                     if 'embed' in v.name]
+    assert embeddings.shape[0] == 37
