@@ -18,6 +18,11 @@ step is lr / sqrt(epsilon) times the gradient (plain gradient descent); far abov
 lr times the gradient's sign (the normalised steps of RMSProp). The last column splits the
 gradient into the loss's terms (IMPALA sec. 4.2's policy gradient, baseline and entropy, as
 the loss weighs them).
+
+A second table follows each weight's units (`unit_sum_steps`): how far RMSProp moves a unit's
+incoming weights together on average, the direction in which a first-layer filter's response
+to the screen's background and the torso's constant output grow (benchmarks/weight_drift.py),
+and which term pushes it.
 """
 import numpy as np
 from absl import app
@@ -31,12 +36,12 @@ from launch import experiments
 TERMS = ('policy_gradient_loss', 'baseline_loss', 'entropy_loss')
 
 
-def gradient_mean_squares(builder, learning, batches: int, actor_steps: int = 150
-                          ) -> dict[str, list[np.ndarray]]:
-    """Per variable of the learner's network, the mean square of the loss's gradient, and of
-    each of its TERMS' (weighted as the loss weighs them), over `batches` of `builder`'s
-    dataset, read after its one actor has stepped its games `actor_steps` times (the quick
-    preset's 150 fill 63 of the queue's 64 unrolls): {'loss' or term: [per variable]}."""
+def batch_gradients(builder, learning, batches: int, actor_steps: int = 150
+                    ) -> dict[str, list[np.ndarray]]:
+    """Per variable of the learner's network, the loss's gradient on each of `batches` of
+    `builder`'s dataset, and each of its TERMS' (weighted as the loss weighs them), read after
+    its one actor has stepped its games `actor_steps` times (the quick preset's 150 fill 63 of
+    the queue's 64 unrolls): {'loss' or term: [per variable: [batches, *shape]]}."""
     import tempfile  # pylint: disable=import-outside-toplevel
     import reverb  # pylint: disable=import-outside-toplevel
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -53,18 +58,43 @@ def gradient_mean_squares(builder, learning, batches: int, actor_steps: int = 15
                'entropy_loss': learning.hyperparameters['entropy_cost']}
     network_variables = learning.network.trainable_variables
     dataset = builder.dataset(address, 0)
-    squares = {}
+    taken = {}
     for _ in range(batches):
         with tf.GradientTape(persistent=True) as tape:
             data = datasets.time_major(next(dataset))
             loss, metrics = learning.loss(*learning.outputs(data), data)
             parts = {'loss': loss, **{t: weights[t] * metrics[t] for t in TERMS}}
         for name, part in parts.items():
-            step = [np.zeros(v.shape) if g is None else g.numpy().astype(np.float64) ** 2
-                    for g, v in zip(tape.gradient(part, network_variables), network_variables)]
-            squares[name] = [a + b for a, b in zip(squares.get(name, [0.0] * len(step)), step)]
+            taken.setdefault(name, []).append(
+                [np.zeros(v.shape, np.float32) if g is None else g.numpy()
+                 for g, v in zip(tape.gradient(part, network_variables), network_variables)])
     server.stop()
-    return {name: [s / batches for s in sums] for name, sums in squares.items()}
+    return {name: [np.stack(per_variable) for per_variable in zip(*per_batch)]
+            for name, per_batch in taken.items()}
+
+
+def mean_square(gradients: np.ndarray) -> np.ndarray:
+    """[batches, *shape] -> the mean square over the batches (RMSProp's ms), in float64."""
+    return np.mean(np.square(gradients, dtype=np.float64), axis=0)
+
+
+def unit_sum_steps(gradients: np.ndarray, loss_square: np.ndarray, epsilon: float
+                   ) -> np.ndarray:
+    """Per batch and unit (the weight's last axis), the RMSProp step of the unit's incoming
+    weights summed, as a share of the largest possible: each entry steps by -lr * g /
+    sqrt(ms + epsilon) (TF1's form; ms the loss's mean square), so the unit's weights summed
+    move by -lr * sum(g / sqrt(ms + epsilon)), at most lr times the fan-in. Positive: the sum
+    grows. `gradients` [batches, *shape] may be one term's, so the terms' shares add up to the
+    loss's. Returns [batches, units]."""
+    steps = -gradients / np.sqrt(loss_square + epsilon)
+    fan_in = np.prod(steps.shape[1:-1])
+    return steps.reshape(steps.shape[0], -1, steps.shape[-1]).sum(axis=1) / fan_in
+
+
+def t_statistic(shares: np.ndarray) -> np.ndarray:
+    """[batches, units] -> per unit, the mean over the batches over its standard error."""
+    error = shares.std(axis=0, ddof=1) / np.sqrt(shares.shape[0])
+    return shares.mean(axis=0) / np.maximum(error, 1e-30)
 
 
 def learner_config(run_dir: str | None, preset: str, game: str, given: bool):
@@ -91,8 +121,8 @@ def learner_config(run_dir: str | None, preset: str, game: str, given: bool):
 def main(argv):
     del argv
     f = flags.FLAGS
-    if not 1 <= f.batches <= 30:
-        raise SystemExit(f'error: --batches must be 1 to 30, got {f.batches}')
+    if not 2 <= f.batches <= 30:
+        raise SystemExit(f'error: --batches must be 2 to 30, got {f.batches}')
     experiment, config = learner_config(f.run_dir, f.preset, f.game,
                                         given=f['preset'].present or f['game'].present)
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -106,23 +136,53 @@ def main(argv):
     print(f'{f.run_dir or f.preset + " preset"} ({config.core}), epsilon {epsilon:g}, '
           f'{f.batches} batches of {config.batch_size}, '
           f'{f.checkpoint or "untrained"}:')
-    squares = gradient_mean_squares(builder, learning, f.batches)
+    gradients = batch_gradients(builder, learning, f.batches)
+    loss_squares = [mean_square(g) for g in gradients['loss']]
     print('| variable | shape | rms gradient | median sqrt(ms) / sqrt(eps) | share ms > eps | '
           'rms of policy gradient / baseline / entropy terms |')
     print('|---|---|---|---|---|---|')
     for k, variable in enumerate(learning.network.trainable_variables):
-        ms = squares['loss'][k]
-        terms = ' / '.join(f'{np.sqrt(squares[t][k].mean()):.1e}' for t in TERMS)
+        ms = loss_squares[k]
+        terms = ' / '.join(f'{np.sqrt(mean_square(gradients[t][k]).mean()):.1e}'
+                           for t in TERMS)
         print(f'| {variable.name} | {tuple(variable.shape)} | {np.sqrt(ms.mean()):.1e} | '
               f'{np.median(np.sqrt(ms)) / np.sqrt(epsilon):.3f} | {(ms > epsilon).mean():.3f} | '
               f'{terms} |')
+    print("\nEach unit's incoming weights summed: their mean RMSProp step over the batches as a "
+          'share of lr x fan-in (`unit_sum_steps`; +1: every weight rises by lr each update), '
+          'and t, that mean over its standard error across the batches (|t| > 3: a push, not '
+          "noise); at the units of the largest and the smallest mean, with the loss's terms' "
+          'shares (policy gradient / baseline / entropy).\n')
+    print('| variable | shape | largest: share, t (terms) | smallest: share, t (terms) |')
+    print('|---|---|---|---|')
+    for k, variable in enumerate(learning.network.trainable_variables):
+        if len(variable.shape) < 2:
+            continue
+        shares = {name: unit_sum_steps(gradients[name][k], loss_squares[k], epsilon)
+                  for name in ('loss', *TERMS)}
+        mean, t = shares['loss'].mean(axis=0), t_statistic(shares['loss'])
+        cells = []
+        for unit in (np.argmax(mean), np.argmin(mean)):
+            split = ' / '.join(f'{shares[name][:, unit].mean():+.3f}' for name in TERMS)
+            cells.append(f'{mean[unit]:+.3f}, {t[unit]:+.1f} ({split})')
+        print(f'| {variable.name} | {tuple(variable.shape)} | {cells[0]} | {cells[1]} |')
+    print('\nUnits pushed (|t| > 3), per weight:')
+    for k, variable in enumerate(learning.network.trainable_variables):
+        if len(variable.shape) >= 2:
+            print(f'- {variable.name} {tuple(variable.shape)}: '
+                  f'{_pushed(unit_sum_steps(gradients["loss"][k], loss_squares[k], epsilon))}')
 
+
+def _pushed(shares) -> str:
+    """'N up / M down of units': the units whose summed step's t is above 3, below -3."""
+    t = t_statistic(shares)
+    return f'{int((t > 3).sum())} up / {int((t < -3).sum())} down of {t.size}'
 
 if __name__ == '__main__':
     # Defined here, not at import: tests import this module beside the launchers' flags.
     flags.DEFINE_string('preset', 'quick', "LASER on Atari's preset.")
     flags.DEFINE_string('game', 'breakout', 'The game.')
-    flags.DEFINE_integer('batches', 20, 'Batches the mean squares are taken over '
+    flags.DEFINE_integer('batches', 20, 'Batches the moments are taken over '
                          '(at most 30: the online queue holds 64 unrolls, 2 a batch).')
     flags.DEFINE_string('checkpoint', None, "A run's checkpoint to restore the network from "
                         '(default: untrained).')

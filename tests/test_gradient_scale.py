@@ -14,13 +14,21 @@ def test_each_term_reaches_the_variables_it_depends_on():
         game='breakout', queue_size=100, max_episode_frames=200))
     builder = experiments.get('laser_atari').builder(config)
     learning = builder.learning_state()
-    squares = gradient_scale.gradient_mean_squares(builder, learning, batches=2, actor_steps=120)
+    gradients = gradient_scale.batch_gradients(builder, learning, batches=2, actor_steps=120)
     names = [v.name for v in learning.network.trainable_variables]
-    assert set(squares) == {'loss', *gradient_scale.TERMS}
-    for part in squares.values():
-        assert [s.shape for s in part] == [tuple(v.shape)
+    assert set(gradients) == {'loss', *gradient_scale.TERMS}
+    for part in gradients.values():
+        assert [g.shape for g in part] == [(2, *v.shape)
                                            for v in learning.network.trainable_variables]
-        assert all(np.isfinite(s).all() and (s >= 0).all() for s in part)
+        assert all(np.isfinite(g).all() for g in part)
+    # The terms' gradients add up to the loss's, batch by batch (to float32's rounding of the
+    # largest entry).
+    for k in range(len(names)):
+        loss = gradients['loss'][k]
+        np.testing.assert_allclose(sum(gradients[t][k] for t in gradient_scale.TERMS), loss,
+                                   rtol=0, atol=1e-5 * np.abs(loss).max())
+    squares = {name: [gradient_scale.mean_square(g) for g in part]
+               for name, part in gradients.items()}
     for name, loss, pg, baseline in zip(names, squares['loss'], squares['policy_gradient_loss'],
                                         squares['baseline_loss']):
         if 'baseline' in name:
@@ -29,6 +37,25 @@ def test_each_term_reaches_the_variables_it_depends_on():
             assert pg.any() and not baseline.any()
         if 'torso' in name or 'lstm' in name:
             assert pg.any() and baseline.any() and loss.any()
+
+
+def test_unit_sum_steps_and_their_t():
+    """Every weight of a unit's column rising in every batch: a share of +1; half the inputs
+    of each sign: 0; the share is of the loss's mean square and epsilon (TF1 RMSProp's
+    denominator). t: the mean over its standard error across the batches."""
+    batches = np.full((2, 3, 4, 2), -2.0)
+    np.testing.assert_allclose(
+        gradient_scale.unit_sum_steps(batches, gradient_scale.mean_square(batches), 0.0),
+        np.ones((2, 2)))
+    half = np.concatenate([np.full((2, 3, 2, 2), 2.0), np.full((2, 3, 2, 2), -2.0)], axis=2)
+    np.testing.assert_allclose(
+        gradient_scale.unit_sum_steps(half, gradient_scale.mean_square(half), 0.0),
+        np.zeros((2, 2)))
+    np.testing.assert_allclose(
+        gradient_scale.unit_sum_steps(np.ones((1, 5, 1)), np.full((5, 1), 4.0), 12.0), [[-0.25]])
+    shares = np.array([[1.0, 1.0], [3.0, -1.0], [2.0, 0.0]])
+    np.testing.assert_allclose(gradient_scale.t_statistic(shares),
+                               [2.0 / (1.0 / np.sqrt(3)), 0.0], atol=1e-12)
 
 
 def test_a_run_directory_gives_the_runs_own_learner(tmp_path):
