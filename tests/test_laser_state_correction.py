@@ -2,6 +2,8 @@
 learner replays them from their first step and carries the core state it computes with its own
 current parameters; on real Breakout episodes (lives lost and time limits), alone, on a replay
 two agents share, and across a population-based-training copy of another learner's weights."""
+import threading
+
 import numpy as np
 import pytest
 import reverb
@@ -145,6 +147,37 @@ def test_an_episode_as_long_as_the_time_limit_is_stored_and_replayed_whole(tmp_p
                 for name in ('observation', 'action', 'reward', 'mask', 'first'):
                     np.testing.assert_array_equal(unroll[name][0, t], episode[k * T + t][name])
     server.stop()
+
+
+def test_rows_learn_nothing_until_the_replay_can_be_sampled(tmp_path):
+    """Episodes enter the replay once they end, and an actor blocks once its online queue is
+    full: where the first episodes outlast the queue (Pong), a learner waiting for replayed
+    rows would wait for ever. Until the table holds what its rate limiter waits for, each row
+    gives mask-0 sequences at once; then the episodes, each from its first step."""
+    builder = _builder()
+    server = reverb.Server(builders.replay_tables(builder, 1))
+    address = f'localhost:{server.port}'
+    restarts = tf.Variable(3, dtype=tf.int64)
+    rows = iter(datasets.episode_rows(
+        address, tables.REPLAY, 2, T + 1, T, restarts, STACK,
+        unpack=builder.packing().unpack_tensors))
+    taken = []
+    reader = threading.Thread(target=lambda: taken.append(next(rows)), daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    assert taken, 'the rows waited for an empty replay'
+    assert not taken[0]['mask'].numpy().any() and not taken[0]['first'].numpy().any()
+    np.testing.assert_array_equal(taken[0][datasets.DRAWN_AT], [3, 3])
+    variables.VariablePusher(reverb.Client(address),
+                             builder.network().trainable_variables).push(step=1)
+    _recorded_actor(builder, address, str(tmp_path))
+    for _ in range(10):     # those the dataset took ahead while the replay filled, then episodes
+        sequences = next(rows)
+        if sequences['mask'].numpy().any():
+            break
+    server.stop()
+    assert sequences['mask'].numpy().all(axis=1).any()
+    assert sequences['first'].numpy()[:, 0].all()
 
 
 def _carried_states(builder, address, learner_id, seed):

@@ -64,7 +64,10 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     when the sequence's episode was drawn, and a row drops the rest of an episode drawn before
     the value last changed, so that its next sequence is a newly drawn episode's first (a
     learner whose weights were replaced by PBT's copy). Sequences already batched keep their
-    old value, for the learner to tell them apart."""
+    old value, for the learner to tell them apart.
+
+    Until the table holds the items it waits for before its first sample, each row gives empty
+    sequences (`_while_filling`), so that a learner learns from its online part meanwhile."""
     def drawn(sample):
         """The drawn episode's sequences, gathered one at a time (a row holds the episode, not
         all its sequences at once), each with DRAWN_AT: `restarts`'s value now."""
@@ -83,10 +86,34 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     def row(_):
         episodes = reverb.TrajectoryDataset.from_table_signature(
             server_address=server_address, table=table, max_in_flight_samples_per_worker=1)
-        return episodes.flat_map(drawn).filter(current)
+        sequences = episodes.flat_map(drawn).filter(current)
+        return _while_filling(server_address, table, sequences.element_spec,
+                              restarts).concatenate(sequences)
     streams = tuple(row(i) for i in range(rows))
     return tf.data.Dataset.zip(streams).map(
         lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences))
+
+
+def _while_filling(server_address: str, table: str, spec, restarts: tf.Variable
+                   ) -> tf.data.Dataset:
+    """Sequences of zeros (mask 0: nothing is learnt from them; `first` False) for as long as
+    `table` holds fewer items than its rate limiter waits for before the first sample. Episodes
+    enter the replay only once they end, while an actor's online queue takes an unroll every T
+    steps and blocks once full: where the first episodes outlast the queue (Pong's first games,
+    about 800 steps, against the quick preset's 64 unrolls of 19 steps over 8 games), a learner
+    waiting for replayed rows would never take the queue's unrolls, and nothing would move."""
+    client = reverb.Client(server_address)
+
+    def filling():
+        while True:
+            info = client.server_info()[table]
+            if info.current_size >= info.rate_limiter_info.min_size_to_sample:
+                return
+            yield 0
+    return tf.data.Dataset.from_generator(
+        filling, output_signature=tf.TensorSpec([], tf.int32)).map(
+            lambda _: {**tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec),
+                       DRAWN_AT: restarts.read_value()})
 
 
 def online_and_episode_rows(server_address: str, queue: tuple[str, int],
