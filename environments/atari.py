@@ -25,7 +25,10 @@ Rewards are the raw game scores summed over the repetition: clipping to [-1, 1] 
 belongs to the learner, so that logged returns are game scores.
 
 A real game over is a termination (discount 0). With `life_loss_ends_episode` a lost life is
-also a termination, but the next `reset()` continues the same game. The time limit,
+also a termination, but the next `reset()` continues the same game; with
+`life_loss_zero_discount` it is a transition of discount 0 inside the episode, which goes on to
+the game's end (DeepMind's later pipelines, DQN Zoo's and Acme's `zero_discount_on_life_loss`):
+the returns stop at the lost life as before, and a recurrent core's state carries across lives. The time limit,
 `max_episode_frames` emulator frames since the real reset (no-ops included; checked after each
 agent step, so it may run over by up to `action_repeat - 1` frames), is a truncation: discount 1,
 since V-trace must bootstrap through it; the next reset is real. Every real reset is followed by
@@ -59,6 +62,8 @@ class AtariEnvironment(dm_env.Environment):
       action_repeat, max_pool_frames, screen_size, grayscale, frame_stack: table G.1;
         `grayscale=False` stacks RGB frames into `3 * frame_stack` channels.
       life_loss_ends_episode: table G.1's "end of episode when life lost" (training only).
+      life_loss_zero_discount: a lost life as a discount of 0 inside the episode instead
+        (excludes `life_loss_ends_episode`).
       noop_max: most no-ops after a real reset; 0 for none (LASER appendix C uses 37).
       max_episode_frames: the time limit in emulator frames, 30 minutes at 60 Hz.
       sticky_action_prob: ALE's `repeat_action_probability`; none of the four papers uses it.
@@ -66,9 +71,12 @@ class AtariEnvironment(dm_env.Environment):
 
     def __init__(self, game, *, seed=None, action_set='minimal', action_repeat=4,
                  max_pool_frames=2, screen_size=84, grayscale=True, frame_stack=4,
-                 life_loss_ends_episode=True, noop_max=30, max_episode_frames=108_000,
-                 sticky_action_prob=0.0):
+                 life_loss_ends_episode=True, life_loss_zero_discount=False, noop_max=30,
+                 max_episode_frames=108_000, sticky_action_prob=0.0):
         rom_id = atari_rom_id(game)
+        if life_loss_ends_episode and life_loss_zero_discount:
+            raise ValueError('a lost life either ends the episode or zeroes its discount, '
+                             'not both')
         if action_set not in ('minimal', 'full'):
             raise ValueError(f"action_set must be 'minimal' or 'full', got {action_set!r}")
         if not 1 <= max_pool_frames <= action_repeat:
@@ -85,6 +93,7 @@ class AtariEnvironment(dm_env.Environment):
                          else [Action(i) for i in range(18)])
         self._action_repeat = action_repeat
         self._life_loss_ends_episode = life_loss_ends_episode
+        self._life_loss_zero_discount = life_loss_zero_discount
         self._noop_max = noop_max
         self._max_episode_frames = max_episode_frames
 
@@ -145,13 +154,15 @@ class AtariEnvironment(dm_env.Environment):
         ended = self._ale.game_over()
         time_up = self._ale.getEpisodeFrameNumber() >= self._max_episode_frames
         self._game_over = ended or time_up
-        if ended or (self._life_loss_ends_episode and self._lives < lives):
+        lost = self._lives < lives
+        if ended or (self._life_loss_ends_episode and lost):
             self._needs_reset = True
             return dm_env.termination(reward, self._stack)
         if time_up:
             self._needs_reset = True
             return dm_env.truncation(reward, self._stack)
-        return dm_env.transition(reward, self._stack)
+        return dm_env.transition(reward, self._stack,
+                                 discount=0.0 if self._life_loss_zero_discount and lost else 1.0)
 
     def _repeat(self, action, frames):
         """Acts `frames` times, reading the last frames into the pool; the summed raw reward.
@@ -205,9 +216,11 @@ def from_config(settings, game: str, seed: int, evaluation=None) -> AtariEnviron
     kept = dict(action_set=s.action_set, action_repeat=s.action_repeat,
                 max_pool_frames=s.max_pool_frames, screen_size=s.screen_size,
                 frame_stack=s.frame_stack, life_loss_ends_episode=s.life_loss_ends_episode,
-                noop_max=s.noop_max, max_episode_frames=s.max_episode_frames)
+                life_loss_zero_discount=s.life_loss_zero_discount, noop_max=s.noop_max,
+                max_episode_frames=s.max_episode_frames)
     if evaluation is not None:
         kept.update(action_set=evaluation.action_set, life_loss_ends_episode=False,
+                    life_loss_zero_discount=False,
                     noop_max=evaluation.noop_max,
                     max_episode_frames=evaluation.max_episode_frames)
     return AtariEnvironment(game, seed=seed, **kept)

@@ -121,6 +121,26 @@ def test_evaluation_mode_ignores_life_loss():
     assert timestep.discount == 0.0 and env.game_over and env.ale.game_over()
 
 
+def test_life_loss_zero_discount_keeps_the_episode_going():
+    """DQN Zoo's and Acme's reading: a lost life is a MID step of discount 0, no reset, and
+    the episode ends with the game."""
+    env = AtariEnvironment('breakout', seed=0, life_loss_ends_episode=False,
+                           life_loss_zero_discount=True)
+    rng = np.random.default_rng(0)
+    env.reset()
+    lives, discounts = env.ale.lives(), []
+    timestep = env.step(0)
+    while timestep.mid():
+        discounts.append((lives - env.ale.lives(), timestep.discount))
+        lives = env.ale.lives()
+        timestep = env.step(int(rng.integers(env.num_actions)))
+    assert sorted(set(discounts)) == [(0, 1.0), (1, 0.0)]
+    assert sum(lost for lost, _ in discounts) == 4
+    assert timestep.discount == 0.0 and env.game_over and env.ale.game_over()
+    with pytest.raises(ValueError, match='not both'):
+        AtariEnvironment('breakout', life_loss_zero_discount=True)
+
+
 def test_the_frame_cap_truncates_with_discount_one():
     env = AtariEnvironment('pong', seed=0, noop_max=0, max_episode_frames=200)
     env.reset()
