@@ -545,6 +545,15 @@ ROWS = {row.name: row for row in (
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.00001'),
         **_LASER_2M),
+    # A lost life zeroes the discount inside the episode instead of ending it (DeepMind's
+    # DQN Zoo and Acme: `zero_discount_on_life_loss`): the LSTM keeps its state across lives,
+    # where a reset every life (about 30 steps of random play) hands the value a clock, the
+    # steps since the reset, that needs no frame; the replay holds whole games (app. C).
+    Row('laser_breakout_life_loss_zero_discount',
+        'LASER, LSTM, a lost life zeroes the discount without ending the episode, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.life_loss_ends_episode=false',
+                '--config.life_loss_zero_discount=true'), **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
