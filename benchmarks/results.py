@@ -554,6 +554,15 @@ ROWS = {row.name: row for row in (
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                 '--config.life_loss_ends_episode=false',
                 '--config.life_loss_zero_discount=true'), **_LASER_2M),
+    # The same at the feed-forward agent's RMSProp epsilon, 1e-5: whether, with the state
+    # kept across lives, the LSTM takes the undamped steps that ran it away before
+    # (`laser_breakout_no_last_action_reward_epsilon_1e-5`) and learns at the feed-forward rate.
+    Row('laser_breakout_life_loss_zero_discount_epsilon_1e-5',
+        'LASER, LSTM, a lost life zeroes the discount, RMSProp epsilon 1e-5, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.life_loss_ends_episode=false',
+                '--config.life_loss_zero_discount=true', '--config.rmsprop_epsilon=0.00001'),
+        **_LASER_2M),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
