@@ -203,6 +203,16 @@ _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before
 _LASER_2M = dict(marks=(1 * M, 2 * M), seeds=SEEDS, experiment=True,
                  target=Target(2 * M, relative_to=('laser_breakout_feed_forward',)))
 
+
+def _laser_before_57(frames, *changes, preset='quick'):
+    """A LASER Breakout row trained before issue 57 changed its presets: its command with the
+    flags that give them as they stood (a lost life ended the episode; the quick preset's
+    RMSProp epsilon was 1e-3), so that it still trains what its folder holds."""
+    then = ['--config.life_loss_ends_episode=true']
+    if preset == 'quick' and not any(c.startswith('--config.rmsprop_epsilon=') for c in changes):
+        then.append('--config.rmsprop_epsilon=0.001')
+    return _atari('launch.laser_atari', 'breakout', preset, frames, *changes, *then)
+
 # The headline rows' causes (Row.causes): no figure typed, each a placeholder that
 # results_table.render fills from the folders, each claim naming the row that shows it.
 _CAUSES = {
@@ -403,49 +413,49 @@ ROWS = {row.name: row for row in (
     # LASER's quick preset before it annealed at its budget: table G.1's 200M-frame schedule
     # (run as the `laser_breakout` row at 3ab5bd6, when the preset did not anneal at 5M).
     Row('laser_breakout_lr_200m', 'LASER, LSTM, learning rate annealed over 200M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M),
+        *_laser_before_57(5 * M, _LASER_200M),
         **_LASER_MARKS, experiment=True),
     # The quick preset's annealing to 0 at 5M, run by this override before the preset took it.
     Row('laser_breakout_anneal_5m', 'LASER, LSTM, annealed to 0 at its 5M frames',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M,
+        *_laser_before_57(5 * M,
                 '--config.anneal_frames=5000000'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # LASER on the paper's 200M-frame schedule with the paper config's RMSProp epsilon (0.01,
     # where the quick preset's 1e-3 let the LSTM collapse at that schedule).
     Row('laser_breakout_paper_epsilon', "LASER, LSTM, the paper config's RMSProp epsilon 0.01",
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+        *_laser_before_57(5 * M, _LASER_200M,
                 '--config.rmsprop_epsilon=0.01'),
         **_LASER_MARKS, experiment=True),
     # The same schedule at the low end of sec. 5.1's learning-rate sweep (3e-4, where the
     # preset takes its middle, 6e-4): the annealed-to-5M run's mean rate over its 5M frames.
     Row('laser_breakout_lr_3e-4', 'LASER, LSTM, learning rate 3e-4 (sec. 5.1 sweep)',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+        *_laser_before_57(5 * M, _LASER_200M,
                 '--config.learning_rate=0.0003'),
         **_LASER_MARKS, experiment=True),
     # The same schedule with more online data per update: the preset's batch of 8 at 75% replay
     # holds 2 online unrolls, the paper's 128 at 96% about 5 (sec. 5.1), IMPALA's quick preset
     # 4; 32 holds 8 (and 24 replayed).
     Row('laser_breakout_batch32', 'LASER, LSTM, batch 32 (8 online unrolls)',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, _LASER_200M,
+        *_laser_before_57(5 * M, _LASER_200M,
                 '--config.batch_size=32'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # Both: batch 32 learnt on the 200M schedule, then its policy turned deterministic at ~3.8M
     # frames, where the annealed runs' rate is low.
     Row('laser_breakout_batch32_anneal_5m', 'LASER, LSTM, batch 32, annealed to 0 at its 5M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.batch_size=32',
+        *_laser_before_57(5 * M, '--config.batch_size=32',
                 '--config.anneal_frames=5000000'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # The preset (annealed at 5M) with RMSProp epsilon between its 1e-3, where a third to a half
     # of the runs' LSTM cells run away, and the paper config's 0.01, which held them in three
     # runs that then barely learnt by 2M (results/laser_breakout_anneal_5m/NOTES.md).
     Row('laser_breakout_epsilon_3e-3', 'LASER, LSTM, RMSProp epsilon 3e-3',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.rmsprop_epsilon=0.003'),
+        *_laser_before_57(5 * M, '--config.rmsprop_epsilon=0.003'),
         seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # The learning rate scaled to the batch: the paper's 6e-4 is for batches of 128 (sec.
     # 5.1); RMSProp's steps scale with the square root of a batch's size (Malladi et al. 2022),
     # 6e-4 * sqrt(8 / 128).
     Row('laser_breakout_lr_1.5e-4', 'LASER, LSTM, learning rate 1.5e-4, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.learning_rate=0.00015'), **_LASER_2M),
     # The paper config's RMSProp epsilon (0.01, IMPALA table G.1) with the paper's learning rate
     # scaled per frame to the preset's batch: at 8 rows a summed gradient is a sixteenth of 128
@@ -454,19 +464,19 @@ ROWS = {row.name: row for row in (
     # rows per 5 online unrolls; the preset 8 per 2), 6e-4 * (128 / 5) / (8 / 2) = 3.84e-3.
     Row('laser_breakout_epsilon_0.01_lr_3.84e-3', "LASER, LSTM, epsilon 0.01, the paper's rate "
         'scaled per frame, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.rmsprop_epsilon=0.01', '--config.learning_rate=0.00384'), **_LASER_2M),
     # The value term's weight scaled to LASER's discount: the baseline loss's gradient is most
     # of the torso's and the LSTM's (benchmarks/gradient_scale.py), and the value scales with
     # 1 / (1 - discount): IMPALA's 0.5 at its 0.99 is 0.25 at LASER's 0.995 (sec. 5.1).
     Row('laser_breakout_baseline_cost_0.25', 'LASER, LSTM, baseline cost 0.25, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.baseline_cost=0.25'), **_LASER_2M),
     # More replay per online unroll, toward the paper's 96% (sec. 5.1: 123 replayed rows to 5
     # online): 14 replayed rows to the preset's 2 online ones, twice the rows learnt per frame
     # at the same updates per frame (the preset: 6 to 2).
     Row('laser_breakout_batch16_replay_0.875', 'LASER, LSTM, batch 16 at 87.5% replay, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=16',
+        *_laser_before_57(2 * M, '--config.batch_size=16',
                 '--config.replay_proportion=0.875'), **_LASER_2M),
     # The fourth candidate with each update's step held at the preset's: the loss sums over the
     # batch (IMPALA table G.1), so 16 rows double the gradient, and TF1's RMSProp (epsilon
@@ -474,14 +484,14 @@ ROWS = {row.name: row for row in (
     # replayed rows then halve the gradient's variance, not double the step.
     Row('laser_breakout_batch16_replay_0.875_epsilon_4e-3',
         'LASER, LSTM, batch 16 at 87.5% replay, epsilon 4e-3, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=16',
+        *_laser_before_57(2 * M, '--config.batch_size=16',
                 '--config.replay_proportion=0.875', '--config.rmsprop_epsilon=0.004'),
         **_LASER_2M),
     # The control: the same LSTM agent and updates per frame with no replay (the preset's 2
     # online rows alone, no carried states, no trust region at work), to tell whether the
     # replayed rows drive the torso's runaway.
     Row('laser_breakout_online_only', 'LASER, LSTM, no replay (2 online rows), first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M, '--config.batch_size=2',
+        *_laser_before_57(2 * M, '--config.batch_size=2',
                 '--config.replay_proportion=0'), **_LASER_2M),
     # The LSTM fed the torso's output alone, without figure 3's last action and reward: in the
     # control's probes the torso went silent while the state's share of the gates' input held,
@@ -489,21 +499,21 @@ ROWS = {row.name: row for row in (
     # the reward and action inputs the state integrates, and the frame were noise to it.
     Row('laser_breakout_no_last_action_reward',
         'LASER, LSTM fed the torso alone (no last action or reward), first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false'), **_LASER_2M),
     # The LSTM initialised as IMPALA's released agent's (scalable_agent: TF1's LSTMBlockCell,
     # one Glorot-uniform kernel over [input, state]): weights of std 0.036 where Sonnet 2's are
     # 0.062, so each gate's recurrent matrix starts with a gain of about 0.6, not 1.
     Row('laser_breakout_lstm_block_cell_init',
         "LASER, LSTM initialised as IMPALA's released agent's, first 2M",
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
     # The two before together: neither ran away in three seeds, and each left random play
     # between 1M and 1.5M; whether their effects add.
     Row('laser_breakout_lstm_block_cell_init_no_last_action_reward',
         "LASER, LSTM fed the torso alone and initialised as IMPALA's released agent's, "
         'first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false',
                 '--config.core_lstm_init=lstm_block_cell'), **_LASER_2M),
     # The inputs change (no runaway in six seeds) at a smaller RMSProp epsilon, where the
@@ -512,7 +522,7 @@ ROWS = {row.name: row for row in (
     # root, a denominator floor of 0.01), a small-batch LSTM agent known to learn.
     Row('laser_breakout_no_last_action_reward_epsilon_1e-4',
         'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001'),
         **_LASER_2M),
     # The eighth candidate with half the replay: 4 replayed rows to 4 online ones (LASER app.
@@ -522,7 +532,7 @@ ROWS = {row.name: row for row in (
     # (results/laser_breakout_no_last_action_reward_epsilon_1e-4/NOTES.md).
     Row('laser_breakout_no_last_action_reward_epsilon_1e-4_replay_0.5',
         'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, 50% replay, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
                 '--config.replay_proportion=0.5'),
         **_LASER_2M),
@@ -532,7 +542,7 @@ ROWS = {row.name: row for row in (
     # (benchmarks/weight_drift.py); the deep torso's first convolution is 3x3.
     Row('laser_breakout_no_last_action_reward_epsilon_1e-4_deep',
         'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-4, deep torso, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.0001',
                 '--config.torso=deep'),
         **_LASER_2M),
@@ -542,32 +552,35 @@ ROWS = {row.name: row for row in (
     # (results/laser_breakout_no_last_action_reward_epsilon_1e-5/NOTES.md).
     Row('laser_breakout_no_last_action_reward_epsilon_1e-5',
         'LASER, LSTM fed the torso alone, RMSProp epsilon 1e-5, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+        *_laser_before_57(2 * M,
                 '--config.core_last_action_reward=false', '--config.rmsprop_epsilon=0.00001'),
         **_LASER_2M),
-    # A lost life zeroes the discount inside the episode instead of ending it (DeepMind's
-    # DQN Zoo and Acme: `zero_discount_on_life_loss`): the LSTM keeps its state across lives,
-    # where a reset every life (about 30 steps of random play) hands the value a clock, the
-    # steps since the reset, that needs no frame; the replay holds whole games (app. C).
+    # Issue 57's twelfth candidate: a lost life zeroes the discount inside the episode instead
+    # of ending it (DeepMind's DQN Zoo and Acme: `zero_discount_on_life_loss`), so the LSTM
+    # keeps its state across lives, where a reset every life (about 30 steps of random play)
+    # hands the value a clock, the steps since the reset, that needs no frame; the replay holds
+    # whole games (app. C). Run as `--config.life_loss_ends_episode=false
+    # --config.life_loss_zero_discount=true` before the presets took both.
     Row('laser_breakout_life_loss_zero_discount',
-        'LASER, LSTM, a lost life zeroes the discount without ending the episode, first 2M',
+        'LASER, LSTM, whole-game episodes (a lost life zeroes the discount), first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
-                '--config.life_loss_ends_episode=false',
-                '--config.life_loss_zero_discount=true'), **_LASER_2M),
-    # The same at the feed-forward agent's RMSProp epsilon, 1e-5: whether, with the state
-    # kept across lives, the LSTM takes the undamped steps that ran it away before
-    # (`laser_breakout_no_last_action_reward_epsilon_1e-5`) and learns at the feed-forward rate.
+                '--config.rmsprop_epsilon=0.001'), **_LASER_2M),
+    # The thirteenth: the same at the feed-forward agent's RMSProp epsilon, 1e-5, where the
+    # LSTM's cells ran away while lives ended episodes
+    # (`laser_breakout_no_last_action_reward_epsilon_1e-5`): the quick preset since, its first 2M.
     Row('laser_breakout_life_loss_zero_discount_epsilon_1e-5',
-        'LASER, LSTM, a lost life zeroes the discount, RMSProp epsilon 1e-5, first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
-                '--config.life_loss_ends_episode=false',
-                '--config.life_loss_zero_discount=true', '--config.rmsprop_epsilon=0.00001'),
-        **_LASER_2M),
+        'LASER, LSTM, whole-game episodes, RMSProp epsilon 1e-5 (the quick preset since issue '
+        '57), first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M), **_LASER_2M),
+    # The headline row's three seeds at `a582ba8`, the quick preset before issue 57.
+    Row('laser_breakout_life_episodes',
+        'LASER, LSTM, the quick preset before issue 57: a lost life ended the episode, '
+        'RMSProp epsilon 1e-3',
+        *_laser_before_57(5 * M), seeds=SEEDS, **_LASER_MARKS, experiment=True),
     # Run at 0ee41db as `--preset=quick`, which was this feed-forward agent until the LSTM
     # with full state correction became LASER's default (the row's run.json says so).
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
-        *_atari('launch.laser_atari', 'breakout', 'quick_feed_forward', 5 * M,
-                '--config.anneal_frames=5000000'),
+        *_laser_before_57(5 * M, '--config.anneal_frames=5000000', preset='quick_feed_forward'),
         **_LASER_MARKS, experiment=True),
 )}
 

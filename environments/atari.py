@@ -25,7 +25,7 @@ Rewards are the raw game scores summed over the repetition: clipping to [-1, 1] 
 belongs to the learner, so that logged returns are game scores.
 
 A real game over is a termination (discount 0). With `life_loss_ends_episode` a lost life is
-also a termination, but the next `reset()` continues the same game; with
+also a termination, but the next `reset()` continues the same game; without it and with
 `life_loss_zero_discount` it is a transition of discount 0 inside the episode, which goes on to
 the game's end (DeepMind's later pipelines, DQN Zoo's and Acme's `zero_discount_on_life_loss`):
 the returns stop at the lost life as before, and a recurrent core's state carries across lives. The time limit,
@@ -62,8 +62,8 @@ class AtariEnvironment(dm_env.Environment):
       action_repeat, max_pool_frames, screen_size, grayscale, frame_stack: table G.1;
         `grayscale=False` stacks RGB frames into `3 * frame_stack` channels.
       life_loss_ends_episode: table G.1's "end of episode when life lost" (training only).
-      life_loss_zero_discount: a lost life as a discount of 0 inside the episode instead
-        (excludes `life_loss_ends_episode`).
+      life_loss_zero_discount: where a lost life does not end the episode, a discount of 0
+        at it inside the episode.
       noop_max: most no-ops after a real reset; 0 for none (LASER appendix C uses 37).
       max_episode_frames: the time limit in emulator frames, 30 minutes at 60 Hz.
       sticky_action_prob: ALE's `repeat_action_probability`; none of the four papers uses it.
@@ -74,9 +74,6 @@ class AtariEnvironment(dm_env.Environment):
                  life_loss_ends_episode=True, life_loss_zero_discount=False, noop_max=30,
                  max_episode_frames=108_000, sticky_action_prob=0.0):
         rom_id = atari_rom_id(game)
-        if life_loss_ends_episode and life_loss_zero_discount:
-            raise ValueError('a lost life either ends the episode or zeroes its discount, '
-                             'not both')
         if action_set not in ('minimal', 'full'):
             raise ValueError(f"action_set must be 'minimal' or 'full', got {action_set!r}")
         if not 1 <= max_pool_frames <= action_repeat:

@@ -123,7 +123,7 @@ def test_evaluation_mode_ignores_life_loss():
 
 def test_life_loss_zero_discount_keeps_the_episode_going():
     """DQN Zoo's and Acme's reading: a lost life is a MID step of discount 0, no reset, and
-    the episode ends with the game."""
+    the episode ends with the game; `life_loss_ends_episode` ends it first."""
     env = AtariEnvironment('breakout', seed=0, life_loss_ends_episode=False,
                            life_loss_zero_discount=True)
     rng = np.random.default_rng(0)
@@ -137,8 +137,10 @@ def test_life_loss_zero_discount_keeps_the_episode_going():
     assert sorted(set(discounts)) == [(0, 1.0), (1, 0.0)]
     assert sum(lost for lost, _ in discounts) == 4
     assert timestep.discount == 0.0 and env.game_over and env.ale.game_over()
-    with pytest.raises(ValueError, match='not both'):
-        AtariEnvironment('breakout', life_loss_zero_discount=True)
+    ends = AtariEnvironment('breakout', seed=0, life_loss_zero_discount=True)   # ends it first
+    ends.reset()
+    assert _play_until_last(ends, rng).discount == 0.0 and not ends.game_over
+    assert ends.ale.lives() == 4
 
 
 def test_the_frame_cap_truncates_with_discount_one():

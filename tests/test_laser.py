@@ -37,14 +37,20 @@ def test_paper_config_is_sec_5_1():
     c = laser_config.check(c)
 
 
-def test_small_machine_presets_keep_their_own_rmsprop_epsilon():
-    """The LSTM's quick preset avoids the epsilon that collapses it; the feed-forward one keeps
-    IMPALA's quick preset's (benchmarks/README.md, "Why the recurrent agent stayed at random
-    play")."""
-    recurrent = laser_config.PRESETS['quick'](laser_config.LaserAtari())
-    feed_forward = laser_config.PRESETS['quick_feed_forward'](laser_config.LaserAtari())
-    assert (recurrent.core, recurrent.rmsprop_epsilon) == ('lstm', 1e-3)
+def test_atari_presets_play_whole_games_at_impalas_quick_epsilon():
+    """App. C: an episode is a game, a lost life zeroing the discount inside it; the LSTM's and
+    the feed-forward net's quick presets take IMPALA's quick preset's RMSProp epsilon, 1e-5
+    (issue 57: with the core reset at every life, 1e-5 to 1e-3 let its cells run away), and
+    DMLab-30's quick keeps 1e-3, not measured with 1e-5."""
+    paper = laser_config.LaserAtari()
+    assert (paper.life_loss_ends_episode, paper.life_loss_zero_discount) == (False, True)
+    recurrent = laser_config.PRESETS['quick'](paper)
+    feed_forward = laser_config.PRESETS['quick_feed_forward'](paper)
+    assert (recurrent.core, recurrent.rmsprop_epsilon) == ('lstm', 1e-5)
     assert (feed_forward.core, feed_forward.rmsprop_epsilon) == ('feed_forward', 1e-5)
+    assert not recurrent.life_loss_ends_episode and recurrent.life_loss_zero_discount
+    dmlab = laser_config.DMLAB30_PRESETS['quick'](laser_config.LaserDmLab30())
+    assert dmlab.rmsprop_epsilon == 1e-3
 
 
 def _tiny(**overrides):
@@ -58,7 +64,9 @@ def _tiny(**overrides):
 @pytest.fixture(name='batch', params=['feed_forward', 'lstm'])
 def mixed_batch(tmp_path, request):
     """One learner batch drawn from the tables a real actor filled, and the network."""
-    builder = experiments.get('laser_atari').builder(_tiny(core=request.param))
+    # Games cut at 100 frames: 40 steps end some, whose episodes the replayed rows then walk.
+    builder = experiments.get('laser_atari').builder(_tiny(core=request.param,
+                                                           max_episode_frames=100))
     server = reverb.Server(builders.replay_tables(builder, 1))
     address = f'localhost:{server.port}'
     network = builder.network()

@@ -31,10 +31,10 @@ class Atari(typed_config.Config):
     life_loss_ends_episode: bool = setting(True, "DQN's training episodes end at a lost life "
                                                  "(IMPALA table G.1: training only)")
     life_loss_zero_discount: bool = setting(
-        False, "off: a lost life ends the episode (`life_loss_ends_episode`); on, it zeroes "
-               "the discount inside the episode, which goes on to the game's end, as DeepMind's "
-               "DQN Zoo and Acme read DQN's rule (`zero_discount_on_life_loss`): a recurrent "
-               "core keeps its state across lives")
+        False, "where a lost life does not end the episode (`life_loss_ends_episode` off): "
+               "whether it zeroes the discount inside the episode, which goes on to the game's "
+               "end, as DeepMind's DQN Zoo and Acme apply DQN's rule "
+               "(`zero_discount_on_life_loss`): a recurrent core keeps its state across lives")
     noop_max: int = setting(30, "DQN's no-op starts; stated for evaluation only, kept in "
                                 "training as A3C-era code did (docs/fidelity.md)")
     max_episode_frames: int = setting(108_000, 'not stated; the standard 30-minute cap at 60 Hz '
@@ -44,12 +44,7 @@ class Atari(typed_config.Config):
     RELATIONS = (checks.Relation(
         lambda c: 1 <= c.max_pool_frames <= c.action_repeat,
         lambda c: f'--config.max_pool_frames must be in [1, action_repeat={c.action_repeat}], '
-                  f'got {c.max_pool_frames}'),
-                 checks.Relation(
-        lambda c: not (c.life_loss_ends_episode and c.life_loss_zero_discount),
-        lambda c: '--config.life_loss_zero_discount=true needs '
-                  '--config.life_loss_ends_episode=false: a lost life either ends the episode '
-                  'or zeroes its discount inside it'))
+                  f'got {c.max_pool_frames}'),)
 
 
 @typed_config.config
