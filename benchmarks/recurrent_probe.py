@@ -9,9 +9,11 @@ sampled from its policy, the LSTM state carried and reset at each episode's star
 over those steps: the torso's output (its mean, its standard deviation over time, the share of
 its units at zero), the spread of the LSTM gates' pre-activations from the torso's output and
 from the state, the LSTM cell's magnitude, the LSTM output's magnitude and its standard
-deviation over time, and the policy's entropy. A collapsed core reads as large cells and an
-output that no longer changes with the frame (benchmarks/README.md, "Why the recurrent agent
-stayed at random play").
+deviation over time, the policy's entropy, and how the value and the cells' magnitude follow
+the steps since the core's last reset (their correlations with it: a core that times the
+episode from its reset reads near 1). A collapsed core reads as large cells and an output that
+no longer changes with the frame (benchmarks/README.md, "Why the recurrent agent stayed at
+random play").
 """
 
 import numpy as np
@@ -37,9 +39,10 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
     state = network.initial_state(1)
     torso = torso_of(network)
     rng = np.random.default_rng(seed)
-    record = {'torso': [], 'cell': [], 'hidden': [], 'entropy': []}
+    record = {'torso': [], 'cell': [], 'hidden': [], 'entropy': [], 'value': [], 'since': []}
     for _ in range(num_steps):
         batch = inputs.batch()
+        record['since'].append(0 if batch.first[0] else record['since'][-1] + 1)
         # Tensors: snt.BatchApply leaves numpy frames unmerged, which the deep torso's
         # pooling refuses.
         outputs, state = network.unroll(*(tf.constant(x[None]) for x in (
@@ -48,6 +51,7 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
         record['torso'].append(torso(tf.constant(batch.observation)).numpy()[0])
         record['cell'].append(state.cell.numpy()[0])
         record['hidden'].append(state.hidden.numpy()[0])
+        record['value'].append(float(outputs.value[0, 0]))
         probabilities = tf.nn.softmax(outputs.logits[0, 0]).numpy().astype(np.float64)
         record['entropy'].append(-np.sum(probabilities * np.log(probabilities)))
         action = rng.choice(len(probabilities), p=probabilities / probabilities.sum())
@@ -70,7 +74,17 @@ def probe(builder, network, num_steps: int, seed: int = 1) -> dict[str, float]:
             'cell_abs_mean': np.abs(cell).mean(), 'cell_abs_max': np.abs(cell).max(),
             'lstm_output_abs_mean': np.abs(hidden).mean(),
             'lstm_output_std_over_time': hidden.std(0).mean(),
-            'policy_entropy': float(np.mean(record['entropy']))}
+            'policy_entropy': float(np.mean(record['entropy'])),
+            'value_steps_since_reset_corr': _correlation(record['value'], record['since']),
+            'cell_steps_since_reset_corr': _correlation(np.abs(cell).mean(1), record['since'])}
+
+
+def _correlation(x, y) -> float:
+    """Pearson's correlation of two series; 0 where either is constant."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if x.std() == 0 or y.std() == 0:
+        return 0.0
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def load_run(run_dir: str | None) -> configs.RunSpec:
