@@ -136,14 +136,23 @@ class Row:
     # A headline row's causes in at most 80 words, each claim naming the row whose data shows
     # it: every figure a placeholder (results_table.render), rendered from the folders.
     causes: str = ''
+    # A sweep (`--sweep`): one run, whose learners (RUN_DIR/learner_<i>) are the folder's
+    # members 0..members-1, in the place of seeds.
+    members: int = 0
 
     @property
     def preset(self):
         return next(f.split('=', 1)[1] for f in self.flags if f.startswith('--preset='))
 
+    @property
+    def runs(self) -> tuple[int, ...]:
+        """What the folder holds a run of: the seeds, or a sweep's members."""
+        return tuple(range(self.members)) if self.members else self.seeds
+
     def command(self, run_dir, seed=0):
-        """The row's command for the run of `seed` (the paper config's seed, 0, unnamed)."""
-        seeded = (f'--config.seed={seed}',) if seed else ()
+        """The row's command for the run of `seed` (the paper config's seed, 0, unnamed); a
+        sweep's one run for every member."""
+        seeded = (f'--config.seed={seed}',) if seed and not self.members else ()
         return ['python', '-m', self.program, *self.flags, *seeded, f'--run_dir={run_dir}']
 
     def command_line(self, run_dir, seed=0):
@@ -151,8 +160,15 @@ class Row:
         return shlex.join(self.command(run_dir, seed)) + stop
 
     def run_dir(self, run_root, seed):
-        """Where the run of `seed` trains: RUN_ROOT/<row>/seed_<seed>."""
-        return os.path.join(run_root, self.name, f'seed_{seed}')
+        """Where the run of `seed` trains: RUN_ROOT/<row>/seed_<seed>; a sweep's, in
+        RUN_ROOT/<row>/seed_0."""
+        return os.path.join(run_root, self.name, f'seed_{0 if self.members else seed}')
+
+    def logs_dir(self, run_root, run):
+        """Where the run's learner writes its logs and config: the run's directory, or a
+        sweep member's, RUN_DIR/learner_<run>."""
+        run_dir = self.run_dir(run_root, run)
+        return os.path.join(run_dir, f'learner_{run}') if self.members else run_dir
 
 
 def _atari(program, game, preset, frames, *changes):
@@ -267,6 +283,10 @@ _CAUSES = {
         'decides whether a run leaves random play; RMSProp epsilon `0.003`, '
         "{laser_breakout_epsilon_3e-3}, lifts the lowest seed and lowers the mean: "
         "{laser_breakout_epsilon_3e-3@5M}. The study is in `laser_breakout_anneal_5m`'s notes."),
+    'laser_pong': (
+        "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
+        "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
+        "takes to leave random play: the row's notes)."),
     'reactor_breakout': (
         "Ahead of its target, the best of this project's rows at the mark: {impala_breakout}, "
         '{impala_breakout@2M}; {apex_dqn_breakout}, {apex_dqn_breakout@2M}. One seed held to '
@@ -307,6 +327,9 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout', 'LASER, shallow net with LSTM, full state correction',
         *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M),
         seeds=SEEDS, causes=_CAUSES['laser_breakout'], **_LASER_MARKS),
+    Row('laser_pong', 'LASER, shallow net with LSTM, full state correction',
+        *_atari('launch.laser_atari', 'pong', 'quick', 5 * M), marks=(2 * M, 5 * M),
+        target=Target(5 * M, relative_to=('impala_pong',)), causes=_CAUSES['laser_pong']),
     Row('reactor_breakout', 'Reactor', *_atari('launch.reactor_atari', 'breakout', 'quick', 2 * M),
         marks=(2 * M,), target=Target(2 * M, relative_to=('impala_breakout',
                                                           'apex_dqn_breakout')),
@@ -572,6 +595,14 @@ ROWS = {row.name: row for row in (
         'LASER, LSTM, whole-game episodes, RMSProp epsilon 1e-5 (the quick preset since issue '
         '57), first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M), **_LASER_2M),
+    # LASER's figure 3 at a small machine's scale: the quick sweep's three learning rates
+    # (sec. 5.1's 3e-4, 6e-4, 1.2e-3) sharing one replay with the trust region on, each member
+    # to 5M frames, set beside the single agent.
+    Row('laser_breakout_sweep', "LASER's quick sweep: 3 agents (learning rates 3e-4, 6e-4, "
+        '1.2e-3) sharing one replay, trust region on',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--sweep=quick'),
+        marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('laser_breakout',)),
+        members=3, experiment=True),
     # The headline row's three seeds at `a582ba8`, the quick preset before issue 57.
     Row('laser_breakout_life_episodes',
         'LASER, LSTM, the quick preset before issue 57: a lost life ended the episode, '
@@ -597,7 +628,8 @@ def train(row, run_dir, seed):
     from the copy in its folder when `run_dir` holds none, and that copy is refreshed every
     CARRY_INTERVAL_S and at the end (benchmarks/carried_runs.py); SIGTERM to this process
     stops the run the same way, the copy refreshed after its last checkpoint."""
-    learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
+    learner_csv = os.path.join(run_dir, 'learner_0' if row.members else '', 'logs',
+                               'learner.csv')
     carried = carried_runs.carried_dir(os.path.join(_RESULTS_DIR.value, row.name), seed)
     if row.carried and carried_runs.carry_in(carried, run_dir):
         print(f'{run_dir}: restored from the run carried in {carried}', flush=True)
@@ -697,9 +729,11 @@ def _with_rates(sittings, learner):
     return rated
 
 
-def collect(row, run_dir, seed, folder):
-    """Copies the training games (and evaluation) of seed `seed`'s run into `folder`'s, with a
-    `seed` column beside the other seeds' rows, and records the run in run.json."""
+def collect(row, run_root, seed, folder):
+    """Copies the training games (and evaluation) of seed `seed`'s run (a sweep's member
+    `seed`) under `run_root` into `folder`'s, with a `seed` column beside the other seeds'
+    rows, and records the run in run.json."""
+    command_dir, run_dir = row.run_dir(run_root, seed), row.logs_dir(run_root, seed)
     if not os.path.exists(os.path.join(run_dir, 'logs', 'learner.csv')):
         raise SystemExit(f'{run_dir}: no logs/learner.csv (train the row first)')
     os.makedirs(folder, exist_ok=True)
@@ -709,18 +743,19 @@ def collect(row, run_dir, seed, folder):
         _merge_csv(os.path.join(run_dir, 'evaluation.csv'), seed,
                    os.path.join(folder, 'evaluation.csv'))
     spec = configs.load(run_dir)
-    if seed == row.seeds[0] or not os.path.exists(os.path.join(folder, 'config.json')):
+    if seed == row.runs[0] or not os.path.exists(os.path.join(folder, 'config.json')):
         shutil.copyfile(os.path.join(run_dir, 'config.json'), os.path.join(folder, 'config.json'))
     learner = runs.read_csv(os.path.join(run_dir, 'logs', 'learner.csv'))
     seconds, frames_timed = benchmark_runs.training_time(learner)
     record = os.path.join(folder, 'run.json')
-    run = {'row': row.name, 'changes_from_paper': changes_from_paper(spec), 'seeds': {}}
+    run = {'row': row.name, 'changes_from_paper': changes_from_paper(spec),
+           **({'unit': 'member'} if row.members else {}), 'seeds': {}}
     if os.path.exists(record):
         with open(record) as f:
             run['seeds'] = json.load(f)['seeds']
-    sittings = _sittings(run_dir, os.path.dirname(folder))
+    sittings = _sittings(command_dir, os.path.dirname(folder))
     run['seeds'][str(seed)] = {
-        'command': row.command_line(run_dir, seed),
+        'command': row.command_line(command_dir, seed),
         'commit': sittings[0]['commit'],
         **({'sittings': _with_rates(sittings, learner)} if len(sittings) > 1 else {}),
         'date': _now(),
@@ -840,14 +875,13 @@ def main(argv):
         plot_headline(rows, _RESULTS_DIR.value)
         return
     row = ROWS[_ROW.value]
-    seeds = row.seeds if _SEED.value is None else (_SEED.value,)
+    seeds = row.runs if _SEED.value is None else (_SEED.value,)
     if not _PLOT_ONLY.value:
         if not _COLLECT.value:
-            for seed in seeds:
+            for seed in seeds[:1] if row.members else seeds:   # a sweep: one run
                 train(row, row.run_dir(_RUN_ROOT.value, seed), seed)
-        for seed in seeds:
-            collect(row, row.run_dir(_RUN_ROOT.value, seed), seed,
-                    os.path.join(_RESULTS_DIR.value, row.name))
+        for seed in row.runs if row.members else seeds:
+            collect(row, _RUN_ROOT.value, seed, os.path.join(_RESULTS_DIR.value, row.name))
     plot(row, _RESULTS_DIR.value)
 
 

@@ -211,14 +211,16 @@ def _crossings(folder, threshold):
     return ', '.join(frames_text(f) if f is not None else 'not crossed' for f in found)
 
 
-def _seeds_text(count):
-    return f'{count} seed{"s" if count != 1 else ""}'
+def _seeds_text(count, unit='seed'):
+    return f'{count} {unit}{"s" if count != 1 else ""}'
 
 
 def _row_ref(name, folders):
-    """'`name` (3 seeds)': a row named with the seeds of its data."""
+    """'`name` (3 seeds)': a row named with the seeds of its data (a sweep's: members)."""
     folder = folders.get(name)
-    return f'`{name}` ({_seeds_text(len(folder.run["seeds"])) if folder else "not run yet"})'
+    if folder is None:
+        return f'`{name}` (not run yet)'
+    return f'`{name}` ({_seeds_text(len(folder.run["seeds"]), folder.run.get("unit", "seed"))})'
 
 
 def _marks_text(marks, text_at):
@@ -412,7 +414,7 @@ def section(rows, sources, results_dir, paper_tables=()):
     if not_run:
         lines += ['', '**Not run yet** (no folder):', '',
                   '| row | what it changes | seeds | target | command |', '|---' * 5 + '|']
-    lines += [f'| `{row.name}` | {row.agent} | {", ".join(map(str, row.seeds))} | '
+    lines += [f'| `{row.name}` | {row.agent} | {", ".join(map(str, row.runs))} | '
               f'{target(row, folders)[1]} | '
               f'`{row.command_line(os.path.join("runs", "results", row.name, "seed_N"))}`'
               + (f' {row.note}' if row.note else '') + ' |'

@@ -1,6 +1,7 @@
 """benchmarks/results.py and results/: the folders' format (never a score), the generated table,
 the rows' commands, and the figures computed from training games on small synthetic runs."""
 import csv
+import dataclasses
 import json
 import os
 import re
@@ -100,7 +101,7 @@ def _command_config(row):
             parsed = value.lower() in ('true', 't', '1') if kind is bool else kind(value)
             config = config.replace(**{field: parsed})
         elif field != 'preset':
-            assert field == spec.target_field, flag
+            assert field in (spec.target_field, 'sweep'), flag   # --sweep: a config field too
             config = config.replace(**{field: value})
     return spec, config
 
@@ -255,11 +256,11 @@ def test_collect_plot_and_table_of_a_row_of_two_seeds(tmp_path):
     row = results.ROWS['impala_breakout']
     results_dir = str(tmp_path / 'results')
     folder = os.path.join(results_dir, row.name)
+    run_root = str(tmp_path / 'runs')
     for seed, games in ((1, 130), (0, 120)):
-        run_dir = row.run_dir(str(tmp_path / 'runs'), seed)
-        _write_run(run_dir, games=games)
-        results.collect(row, run_dir, seed, folder)
-    results.collect(row, run_dir, 0, folder)       # collected again: its rows replaced
+        _write_run(row.run_dir(run_root, seed), games=games)
+        results.collect(row, run_root, seed, folder)
+    results.collect(row, run_root, 0, folder)       # collected again: its rows replaced
     results.plot(row, results_dir)
     for readme, text in (('README.md', results_table.section(list(results.ROWS.values()),
                                                              results.SOURCES, results_dir)),
@@ -310,7 +311,7 @@ def test_a_run_of_two_sittings_records_each_with_its_commit_and_frames_per_secon
         f.write(json.dumps({'commit': 'aaa', 'date': 'd0', 'from_frames': 0}) + '\n' +
                 json.dumps({'commit': 'bbb', 'date': 'd1', 'from_frames': 12_000_000}) + '\n')
     folder = str(tmp_path / 'results' / row.name)
-    results.collect(row, run_dir, 0, folder)
+    results.collect(row, str(tmp_path / 'runs'), 0, folder)
     with open(os.path.join(folder, 'run.json')) as f:
         seed = json.load(f)['seeds']['0']
     assert seed['commit'] == 'aaa'
@@ -349,3 +350,27 @@ def test_placeholders_render_the_figures_they_name():
 def test_rllibs_epsilon_bound_scores_the_environments_at_most_0_004():
     games = _games([1.0] * 5, epsilon=0.004) + _games([9.0] * 5, epsilon=0.0056)
     assert results_table.value_at(games, 10_000, 'rllib_epsilon_bound') == pytest.approx(1.0)
+
+
+def test_a_sweep_row_collects_its_members_from_one_run(tmp_path):
+    """A sweep (`members`): one command, no seed flag; member i is RUN_DIR/learner_<i>, the
+    folder's run i, named a member."""
+    row = dataclasses.replace(results.ROWS['laser_breakout'], name='sweep', members=2,
+                              flags=(*results.ROWS['laser_breakout'].flags, '--sweep=quick'))
+    run_root = str(tmp_path / 'runs')
+    assert row.runs == (0, 1) and row.run_dir(run_root, 1) == row.run_dir(run_root, 0)
+    assert row.logs_dir(run_root, 1) == os.path.join(row.run_dir(run_root, 0), 'learner_1')
+    assert '--config.seed=1' not in row.command('RUN_DIR', 1)
+    folder = str(tmp_path / 'results' / row.name)
+    for member, games in ((0, 110), (1, 120)):
+        _write_run(row.logs_dir(run_root, member), games=games)
+        results.collect(row, run_root, member, folder)
+    with open(os.path.join(folder, 'run.json')) as f:
+        run = json.load(f)
+    assert run['unit'] == 'member' and list(run['seeds']) == ['0', '1']
+    assert run['seeds']['1']['frames'] == 12_000_000
+    assert run['seeds']['1']['command'] == row.command_line(row.run_dir(run_root, 0))
+    games = runs.read_csv(os.path.join(folder, 'episodes.csv'))
+    assert [int(g['seed']) for g in games] == [0] * 110 + [1] * 120
+    folders = {row.name: results_table.read_folder(folder, row.statistic)}
+    assert results_table.render('{sweep}', {row.name: row}, folders) == '`sweep` (2 members)'
