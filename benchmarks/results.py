@@ -595,6 +595,16 @@ ROWS = {row.name: row for row in (
         'LASER, LSTM, whole-game episodes, RMSProp epsilon 1e-5 (the quick preset since issue '
         '57), first 2M',
         *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M), **_LASER_2M),
+    # Issue 57's fourteenth and fifteenth candidates: whole games at RMSProp epsilons between
+    # the preset's 1e-5, where one of the two seeds run with whole games counted the steps
+    # since the game's start in its cells by 0.25M frames (`laser_breakout`'s first seed), and
+    # 1e-3, where the body's gradients sit under the denominator floor and it learns slowly.
+    Row('laser_breakout_epsilon_1e-4', 'LASER, LSTM, whole games, RMSProp epsilon 1e-4, '
+        'first 2M', *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                            '--config.rmsprop_epsilon=0.0001'), **_LASER_2M),
+    Row('laser_breakout_epsilon_3e-4', 'LASER, LSTM, whole games, RMSProp epsilon 3e-4, '
+        'first 2M', *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                            '--config.rmsprop_epsilon=0.0003'), **_LASER_2M),
     # LASER's figure 3 at a small machine's scale: the quick sweep's three learning rates
     # (sec. 5.1's 3e-4, 6e-4, 1.2e-3) sharing one replay with the trust region on, each member
     # to 5M frames, set beside the single agent.
