@@ -590,11 +590,11 @@ ROWS = {row.name: row for row in (
                 '--config.rmsprop_epsilon=0.001'), **_LASER_2M),
     # The thirteenth: the same at the feed-forward agent's RMSProp epsilon, 1e-5, where the
     # LSTM's cells ran away while lives ended episodes
-    # (`laser_breakout_no_last_action_reward_epsilon_1e-5`): the quick preset since, its first 2M.
+    # (`laser_breakout_no_last_action_reward_epsilon_1e-5`).
     Row('laser_breakout_life_loss_zero_discount_epsilon_1e-5',
-        'LASER, LSTM, whole-game episodes, RMSProp epsilon 1e-5 (the quick preset since issue '
-        '57), first 2M',
-        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M), **_LASER_2M),
+        'LASER, LSTM, whole-game episodes, RMSProp epsilon 1e-5, first 2M',
+        *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
+                '--config.rmsprop_epsilon=0.00001'), **_LASER_2M),
     # Issue 57's fourteenth and fifteenth candidates: whole games at RMSProp epsilons between
     # the preset's 1e-5, where one of the two seeds run with whole games counted the steps
     # since the game's start in its cells by 0.25M frames (`laser_breakout`'s first seed), and
