@@ -153,7 +153,7 @@ def resolve(experiment: experiments.Experiment, *, paper: typed_config.Config,
         config = config.replace(num_learners=len(experiment.sweeps.members(config)))
     config = experiment.check(config)
     _check_resume(experiment, config, run_dir, resumed)  # another run's first: its line says why
-    input_checks.config_values(experiment, config, paper)
+    input_checks.config_values(experiment, config)
     return RunSpec(experiment, run_dir, config, saved)
 
 

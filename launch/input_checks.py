@@ -6,19 +6,16 @@ Run by `launch/program.py` before any process starts, after absl has parsed the 
   given an empty value, flags the chosen role or launcher would ignore (`ROLE_FLAGS`);
 - the resolved config, by rules that hold for every field of every experiment, so that a field
   added later is checked too:
-  * each field's declared range and the relations between fields
-    (each field's metadata, and each section's and experiment's RELATIONS);
-  * for a numeric field no rule declares: a finite value (no setting of the papers is
-    infinite), and its paper value's sign: one whose paper value is >= 0 stays >= 0, and one
-    whose paper value is > 0 stays > 0, unless 0 has a meaning for it (`MAY_BE_ZERO`);
+  * each field's declared range (every numeric field declares one, finite) and the relations
+    between fields (each field's metadata, and each section's and experiment's RELATIONS);
   * the evaluation protocol exists and can score the run (`protocol`: the experiment's paper,
     the run's action set), and the budget reaches the first update;
   * bfloat16 only on a machine with bfloat16 units (`precision`, launch/processor.py);
-  * every member of a sweep passes the experiment's `check` and the sign rule, as one run does.
+  * every member of a sweep passes the experiment's `check` and the declared rules, as one run
+    does.
 Each rule raises `ConfigError`, whose message is the line the user sees.
 """
 import copy
-import math
 import os
 from typing import Sequence
 
@@ -28,13 +25,6 @@ from agents.core import config_checks
 from agents.core import sweeps
 from agents.core.config_checks import ConfigError
 from launch import processor
-
-# Fields with no declared rule whose 0 (never a negative) means something.
-MAY_BE_ZERO = (
-    'noop_max', 'max_episode_frames',   # 0: none (environments/atari.py)
-    'checkpoint_interval_s', 'log_interval_s',   # 0: at every step
-    'seed',
-)
 
 # Which roles read each launch flag; a flag given to another role would be ignored.
 ROLE_FLAGS = {
@@ -108,25 +98,6 @@ def replay_address(role: str, address: str | None) -> None:
         raise ConfigError(f'--replay_address={address}: port {port} is not in 1-65535')
 
 
-def signs(config, paper) -> None:
-    """The finite and sign rules over every numeric field the paper config has and no rule
-    declares (see the module doc)."""
-    number = config_checks.is_number
-    for field, value in config.items():
-        default = paper[field]
-        if not number(default) or not number(value) or config_checks.rule(config, field):
-            continue
-        if not math.isfinite(value):
-            raise ConfigError(f'--config.{field} must be a finite number (the paper: {default}), '
-                              f'got {value}')
-        if default > 0 and field not in MAY_BE_ZERO and not value > 0:
-            raise ConfigError(f'--config.{field} must be > 0 (the paper: {default}), got '
-                              f'{value}')
-        if default >= 0 and not value >= 0:     # NaN included
-            raise ConfigError(f'--config.{field} must be >= 0 (the paper: {default}), got '
-                              f'{value}')
-
-
 def budget(spec, config) -> None:
     """`total_frames` must reach the learner's first update (the experiment's
     `first_update_frames`)."""
@@ -169,9 +140,6 @@ def protocol(spec, config, name: str, flag: str):
 
 def eval_protocol(spec, config) -> None:
     protocol(spec, config, config.eval_protocol, '--config.eval_protocol')
-    if config.eval_episodes != -1 and config.eval_episodes < 1:
-        raise ConfigError(f'--config.eval_episodes must be -1 (the protocol\'s count) or >= 1, '
-                          f'got {config.eval_episodes}')
 
 
 def precision(config, units: Sequence[str] | None = None) -> None:
@@ -187,10 +155,9 @@ def precision(config, units: Sequence[str] | None = None) -> None:
             f'slower than float32: use --config.precision=float32')
 
 
-def config_values(spec, config, paper) -> None:
+def config_values(spec, config) -> None:
     """The rules every experiment's config obeys, on the run's config and on every member of
-    its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`;
-    `paper`: the experiment's paper config)."""
+    its sweep (`spec`: launch/experiments.Experiment; `config` already passed `spec.check`)."""
     eval_protocol(spec, config)
     precision(config)
     members = spec.sweeps.members(config)
@@ -200,7 +167,6 @@ def config_values(spec, config, paper) -> None:
             if member is not config:
                 spec.check(member)
             config_checks.declared(member)    # also where an experiment's check does not
-            signs(member, paper)
             budget(spec, member)
         except ConfigError as e:
             if member is config:

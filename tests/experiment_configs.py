@@ -19,7 +19,7 @@ FAKES = os.path.join(os.path.dirname(__file__), 'fakes')
 
 
 @contextlib.contextmanager
-def _fake_deepmind_lab():
+def fake_deepmind_lab():
     """The DMLab checks import `deepmind_lab`: tests/fakes' for the dump, then forgotten, so
     that tests which expect it missing still find it so."""
     sys.path.insert(0, FAKES)
@@ -33,7 +33,7 @@ def _fake_deepmind_lab():
 def dump() -> dict:
     """{experiment: {preset: fields, 'sweep <name> (<preset>)': [member fields, ...],
     'fixed on resume': [field, ...], 'ranges': {field: 'range (meaning)'}}}."""
-    with _fake_deepmind_lab():
+    with fake_deepmind_lab():
         return _dump()
 
 

@@ -195,13 +195,15 @@ CASES = [
      'launch.laser_atari'),
     ('launch.impala_atari57', ['--run_dir=TMP/atari57_run', '--tasks=pong,boxing'],
      'error: --config.tasks=pong,boxing cannot change when resuming'),
-    # Values that cannot work: signs (one rule for every numeric field), sizes against each
-    # other, a protocol that does not exist.
+    # Values that cannot work: outside a field's declared range (every numeric field declares
+    # one), sizes against each other, a protocol that does not exist.
     ('launch.impala_atari', ['--config.clip_rho_threshold=-1'],
-     'error: --config.clip_rho_threshold must be > 0 (the paper: 1.0), got -1.0'),
+     'error: --config.clip_rho_threshold must be > 0, got -1.0 (a truncation of the importance '
+     'weights)'),
     ('launch.apex_dqn_atari', ['--config.n_step=-3'], 'error: --config.n_step must be >= 1'),
     ('launch.reactor_atari', ['--config.checkpoint_interval_s=-5'],
-     'error: --config.checkpoint_interval_s must be >= 0 (the paper: 600.0), got -5.0'),
+     'error: --config.checkpoint_interval_s must be >= 0, got -5.0 (seconds; 0: at every '
+     'update)'),
     ('launch.laser_atari', ['--sweep=learning_rate=-3e-4,6e-4'],
      'error: member 0 of the sweep (learning_rate=-0.0003): --config.learning_rate must be > 0'),
     ('launch.impala_atari', ['--config.total_frames=10'],
@@ -225,7 +227,7 @@ CASES = [
     ('launch.laser_atari', ['--config.screen_size=0'],
      'error: --config.screen_size must be >= 1, got 0 (a size)'),
     ('launch.impala_atari', ['--config.noop_max=-1'],
-     'error: --config.noop_max must be >= 0 (the paper: 30), got -1'),
+     'error: --config.noop_max must be >= 0, got -1 (most no-ops at a reset; 0: none)'),
     ('launch.laser_atari', ['--preset=quick', '--config.total_frames=10000000'],
      'error: --config.total_frames=10000000 runs past --config.anneal_frames=5000000, where the '
      'learning rate reaches 0'),
@@ -241,11 +243,11 @@ CASES = [
      'error: --config.eviction_exponent must be <= 0, got 0.5'),
     ('launch.reactor_atari', ['--config.v_min=nan'],
      'error: --config.v_min must be a finite number, got nan'),
-    # Infinities: every declared range is finite, and so is every undeclared numeric field.
+    # Infinities: every declared range is finite, and every numeric field declares one.
     ('launch.apex_dqn_atari', ['--config.samples_per_insert=inf'],
      'error: --config.samples_per_insert must be a finite number >= 0, got inf'),
     ('launch.impala_atari', ['--config.clip_rho_threshold=inf'],
-     'error: --config.clip_rho_threshold must be a finite number (the paper: 1.0), got inf'),
+     'error: --config.clip_rho_threshold must be a finite number > 0, got inf'),
     ('launch.reactor_atari', ['--config.sequence_period=40'],
      'error: --config.sequence_period must be <= sequence_length=6, got 40'),
     ('launch.apex_dqn_atari', ['--config.min_replay_size=5000'],

@@ -21,6 +21,7 @@ from agents.core.typed_config import member
 from agents.core.typed_config import setting
 from launch import configs
 from launch import experiments
+from tests import experiment_configs
 
 
 @typed_config.config
@@ -200,3 +201,16 @@ def test_every_experiment_declares_the_relations_among_its_fields(name):
                 config_checks.declared(broken)
             checked += 1
     assert checked
+
+
+def test_every_numeric_field_of_every_experiment_declares_its_range():
+    """A numeric field is checked by its own rule, where it is declared (config_checks.Rule):
+    none is left to a rule applied from outside, so a field added later declares one too."""
+    undeclared = {}
+    with experiment_configs.fake_deepmind_lab():
+        for name in experiments.REGISTRY:
+            paper = experiments.get(name).paper_config()
+            for field, value in paper.items():
+                if config_checks.is_number(value) and not config_checks.rule(paper, field):
+                    undeclared.setdefault(field, []).append(name)
+    assert undeclared == {}

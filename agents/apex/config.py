@@ -101,7 +101,8 @@ class ApexDQNActing(typed_config.Config):
     """Each actor's epsilon-greedy policy (sec. 4.1)."""
     epsilon: float = setting(0.4, 'sec. 4.1: epsilon_i = epsilon^(1 + alpha i / (N-1))',
                              checks.Rule(checks.UNIT, 'the probability of a random action'))
-    epsilon_alpha: float = setting(7.0, 'sec. 4.1 (alpha of the epsilon schedule)')
+    epsilon_alpha: float = setting(7.0, 'sec. 4.1 (alpha of the epsilon schedule)',
+                                   checks.Rule(checks.POSITIVE, "the schedule's exponent"))
 
 
 @typed_config.config

@@ -7,8 +7,8 @@ line the user sees.
 `declared` checks every field against one declaration: what its metadata allows (a `Rule`'s
 range or choices, agents/core/typed_config.py; every range is finite), and the relations its
 sections and its experiment declare (`RELATIONS`); the rules and relations that several
-sections share are named here. A field's type is its paper value's (launch/configs.py); a numeric
-field declared nowhere is finite and keeps its paper value's sign (launch/input_checks.py).
+sections share are named here. A field's type is its paper value's (launch/configs.py); every
+numeric field declares a rule (tests/test_typed_config.py).
 """
 import dataclasses
 import math

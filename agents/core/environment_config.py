@@ -23,7 +23,8 @@ class Atari(typed_config.Config):
                               ('minimal', 'full'), fixed_on_resume=True)
     action_repeat: int = setting(4, 'DQN: an action every 4th frame (IMPALA table G.1)',
                                  checks.Rule(checks.COUNT, 'steps of each action'))
-    max_pool_frames: int = setting(2, 'DQN: max over the last 2 frames (IMPALA table G.1)')
+    max_pool_frames: int = setting(2, 'DQN: max over the last 2 frames (IMPALA table G.1)',
+                                   checks.Rule(checks.COUNT, 'frames'))
     frame_stack: int = setting(4, 'DQN: the 4 last frames stacked (IMPALA table G.1)',
                                checks.Rule(checks.COUNT, 'frames'), fixed_on_resume=True)
     screen_size: int = setting(84, 'DQN: greyscale 84x84 (IMPALA table G.1)',
@@ -36,9 +37,12 @@ class Atari(typed_config.Config):
                "end, as DeepMind's DQN Zoo and Acme apply DQN's rule "
                "(`zero_discount_on_life_loss`): a recurrent core keeps its state across lives")
     noop_max: int = setting(30, "DQN's no-op starts; stated for evaluation only, kept in "
-                                "training as A3C-era code did (docs/fidelity.md)")
+                                "training as A3C-era code did (docs/fidelity.md)",
+                            checks.Rule(checks.NON_NEGATIVE, 'most no-ops at a reset; 0: none'))
     max_episode_frames: int = setting(108_000, 'not stated; the standard 30-minute cap at 60 Hz '
-                                               '(docs/fidelity.md)')
+                                               '(docs/fidelity.md)',
+                                      checks.Rule(checks.COUNT,
+                                                  'the time limit in emulator frames'))
     reward_clip: float = setting(1.0, 'DQN: rewards clipped to [-1, 1] (IMPALA table G.1)',
                                  checks.CLIP_OR_NONE)
     RELATIONS = (checks.Relation(

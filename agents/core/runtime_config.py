@@ -13,11 +13,15 @@ from agents.ops import choices
 _OURS = 'not from the paper: this machine'
 
 
+_SECONDS_BETWEEN = checks.Rule(checks.NON_NEGATIVE, 'seconds; 0: at every update')
+
+
 @typed_config.config
 class Runtime(typed_config.Config):
     experiment: str = setting(dataclasses.MISSING, 'the experiment (launch/experiments.py): every '
                                                    'config names its own')
-    seed: int = setting(0, f'{_OURS}; the seed of every random draw of the run')
+    seed: int = setting(0, f'{_OURS}; the seed of every random draw of the run',
+                        checks.Rule(checks.NON_NEGATIVE, 'a random seed'))
     num_learners: int = setting(1, f'{_OURS}; learners on one replay server, each with its own '
                                    f'actors', checks.PROCESSES, fixed_on_resume=True)
     num_actors: int = setting(2, f'{_OURS}; actor processes per learner', checks.PROCESSES)
@@ -34,13 +38,15 @@ class Runtime(typed_config.Config):
                                          checks.Rule(checks.COUNT, 'updates skipped before the '
                                                                    'run stops'))
     checkpoint_interval_s: float = setting(600.0, f'{_OURS}; seconds between learner '
-                                                  f'checkpoints')
+                                                  f'checkpoints', _SECONDS_BETWEEN)
     log_interval_s: float = setting(10.0, f'{_OURS}; seconds between progress lines and log '
-                                          f'rows')
+                                          f'rows', _SECONDS_BETWEEN)
     eval_protocol: str = setting(dataclasses.MISSING, 'how the run is evaluated '
                                                       '(paper_tables/protocols.py): every '
                                                       'experiment names its own')
-    eval_episodes: int = setting(-1, "evaluation episodes; -1: the protocol's episode count")
+    eval_episodes: int = setting(-1, "evaluation episodes; -1: the protocol's episode count",
+                                 checks.Rule(checks.Range(-1), "evaluation episodes; -1: the "
+                                                               "protocol's count"))
     sweep: str = setting('', "a grid of learners sharing one replay (--sweep; "
                              "agents/core/sweeps.py): its name or 'field=v1,v2;...'; '' trains "
                              "one agent")
@@ -48,6 +54,10 @@ class Runtime(typed_config.Config):
                                      'of the run (agents/core/population.py); 0: off',
                                   checks.Rule(checks.NON_NEGATIVE,
                                               'members; 0: no population-based training'))
+    RELATIONS = (checks.Relation(
+        lambda c: c.eval_episodes == -1 or c.eval_episodes >= 1,
+        lambda c: f"--config.eval_episodes must be -1 (the protocol's count) or >= 1, got "
+                  f'{c.eval_episodes}'),)
 
 
 def quick(c: typed_config.Config, **values) -> typed_config.Config:

@@ -46,13 +46,16 @@ class UnrollNetwork(typed_config.Config):
                   '--config.torso=deep, or channel_multiplier=1'),)
 
 
+_TRUNCATION = checks.Rule(checks.POSITIVE, 'a truncation of the importance weights')
+
+
 @typed_config.config
 class VTrace(typed_config.Config):
     """V-trace's truncations (sec. 4; LASER's too, sec. 2.3): its citations name IMPALA."""
-    clip_rho_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: rho-bar = 1')
-    clip_c_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: c-bar = 1')
+    clip_rho_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: rho-bar = 1', _TRUNCATION)
+    clip_c_threshold: float = setting(1.0, 'IMPALA sec. 5.2.2: c-bar = 1', _TRUNCATION)
     clip_pg_rho_threshold: float = setting(1.0, 'IMPALA sec. 4.2: the policy gradient uses rho_s '
-                                                '(clipped at rho-bar)')
+                                                '(clipped at rho-bar)', _TRUNCATION)
     vtrace_lambda: float = setting(1.0, 'IMPALA sec. 4, remark 2: lambda = 1 unless stated',
                                    checks.TRACE)
 

@@ -46,7 +46,7 @@ class LaserLearning(typed_config.Config):
                  "minutes, the evaluation cap), so every episode (sec. 5.1: \"We store the "
                  "entire episodes\"); an actor environment's writer holds the episode under way "
                  "(docs/fidelity.md). A run saved with the former 18,000 resumes with it unless "
-                 "given 108000")
+                 "given 108000", checks.Rule(checks.COUNT, 'frames'))
     replay_shared: bool = setting(True, "sec. 5.4-5.5: one replay shared by the sweep's agents",
                                   fixed_on_resume=True)
     trust_region: bool = setting(True, "sec. 4: trust-region V-trace; False: fig. 3's naive "
