@@ -45,10 +45,7 @@ def test_killed_laser_replay_server_comes_back_from_its_checkpoint(tmp_path):
     launcher = subprocess.Popen(
         [sys.executable, '-m', 'launch.laser_atari', '--game=breakout', '--preset=tiny',
          f'--run_dir={run_dir}', f'--config.total_frames={total}',
-         '--config.checkpoint_interval_s=2',
-         # Whole games (LASER app. C) outlast the first checkpoints: a 400-frame cap puts
-         # episodes in the replay within the first 800 frames.
-         '--config.max_episode_frames=400'],
+         '--config.checkpoint_interval_s=2'],
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for(lambda: checkpoint_frames(run_dir) > 0 and _complete(replay_checkpoints)

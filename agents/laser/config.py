@@ -250,8 +250,9 @@ def quick(c):
 
 
 def tiny(c: LaserAtari) -> LaserAtari:
-    """`--preset=tiny`: seconds-long runs for tests."""
-    return _tiny(c, max_episode_frames=2_000)
+    """`--preset=tiny`: seconds-long runs for tests; whole games (app. C) capped at 400 frames,
+    so that the episode replay fills within a run's first seconds."""
+    return _tiny(c, max_episode_frames=400)
 
 
 def _tiny(c, total_frames: int = 20_000, **values):
