@@ -277,12 +277,12 @@ _CAUSES = {
         '(distributional critic, batch, networks) would close the first mark is not run on '
         'cartpole.'),
     'laser_breakout': (
-        'Behind: its lowest seed stays near random play and the others still climb at the end. '
-        'The feed-forward agent at the same preset, {laser_breakout_feed_forward}, reaches '
-        "{laser_breakout_feed_forward@5M}. Across the LSTM's experiment rows no change tried "
-        'decides whether a run leaves random play; RMSProp epsilon `0.003`, '
-        "{laser_breakout_epsilon_3e-3}, lifts the lowest seed and lowers the mean: "
-        "{laser_breakout_epsilon_3e-3@5M}. The study is in `laser_breakout_anneal_5m`'s notes."),
+        'What fixed the collapse: whole games (appendix C), so that a lost life no longer '
+        'resets the LSTM, whose value learnt the steps since the reset in place of the frame, '
+        'and RMSProp epsilon `1e-4`. Before it, {laser_breakout_life_episodes} reached '
+        '{laser_breakout_life_episodes@5M}, its lowest seed collapsed; the feed-forward agent '
+        "{laser_breakout_feed_forward@5M}. The candidates and their probes: "
+        "`laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
         "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
         "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
