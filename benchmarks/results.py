@@ -277,12 +277,12 @@ _CAUSES = {
         '(distributional critic, batch, networks) would close the first mark is not run on '
         'cartpole.'),
     'laser_breakout': (
-        'What fixed the collapse: whole games (appendix C), so that a lost life no longer '
-        'resets the LSTM, whose value learnt the steps since the reset in place of the frame, '
-        'and RMSProp epsilon `1e-4`. Before it, {laser_breakout_life_episodes} reached '
-        '{laser_breakout_life_episodes@5M}, its lowest seed collapsed; the feed-forward agent '
-        "{laser_breakout_feed_forward@5M}. The candidates and their probes: "
-        "`laser_breakout_anneal_5m`'s notes."),
+        'Whole games (appendix C), so that a lost life no longer resets the LSTM, whose value '
+        'learnt the steps since the reset in place of the frame, and RMSProp epsilon `1e-4`. '
+        'Before them, {laser_breakout_life_episodes} reached {laser_breakout_life_episodes@5M}. '
+        "A seed's policy can still turn deterministic for a while, and once its cells ran "
+        "away after it (the row's notes); gradient clipping is the next candidate, "
+        "{laser_breakout_grad_norm_40}. The study: `laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
         "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
         "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
@@ -605,6 +605,15 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_epsilon_3e-4', 'LASER, LSTM, whole games, RMSProp epsilon 3e-4, '
         'first 2M', *_atari('launch.laser_atari', 'breakout', 'quick', 2 * M,
                             '--config.rmsprop_epsilon=0.0003'), **_LASER_2M),
+    # The sixteenth: the fix's preset with IMPALA's gradient clipping (table G.1: global norm
+    # 40), which LASER drops (sec. 5.1) at batches of 160 where the preset's are 8. At the fix,
+    # `laser_breakout`'s seeds fell into a deterministic policy losing every life at 0 points
+    # (seed 0 twice near 2M for about 50k frames; seed 1 at 3.3M, its cells then running away
+    # and counting the steps), after updates of gradient norm above 100.
+    Row('laser_breakout_grad_norm_40', 'LASER, LSTM, whole games, RMSProp epsilon 1e-4, '
+        "gradients clipped at IMPALA's global norm 40",
+        *_atari('launch.laser_atari', 'breakout', 'quick', 5 * M, '--config.max_grad_norm=40'),
+        seeds=SEEDS, experiment=True, **_LASER_MARKS),
     # LASER's figure 3 at a small machine's scale: the quick sweep's three learning rates
     # (sec. 5.1's 3e-4, 6e-4, 1.2e-3) sharing one replay with the trust region on, each member
     # to 5M frames, set beside the single agent.
