@@ -199,30 +199,35 @@ def _carried_states(builder, address, learner_id, seed):
     return learning.network, batches, carried
 
 
-def _state_from_episode_start(network, batches, online, row, update):
-    """The network run from the first step of the episode that row `row` is in at `update`
-    (the initial state there), over the steps before that update's unroll."""
-    start = max(j for j in range(update + 1) if batches[j]['first'][online + row, 0])
-    state = network.initial_state(1)
-    for j in range(start, update):
-        unroll = {name: batches[j][name][online + row, :T, None]    # [T, 1, ...]
-                  for name in ('observation', 'prev_action', 'prev_reward', 'first')}
-        _, state = network.unroll(unroll['observation'], unroll['prev_action'],
-                                  unroll['prev_reward'], None, unroll['first'], state)
-    return state, start
+def _states_from_episode_start(network, batches, online, row, begin, end):
+    """(update, state) for each update in [begin, end) whose unroll in replayed row `row` lies
+    inside an episode: `network` run from that episode's first step (the initial state there)
+    over the row's unrolls before it, walked forward. The row's unroll at `begin` starts one."""
+    assert batches[begin]['first'][online + row, 0]
+    for update in range(begin, end):
+        if batches[update]['first'][online + row, 0]:     # the core resets there
+            state = network.initial_state(1)
+        else:
+            yield update, state
+        if update + 1 < end:
+            unroll = {name: batches[update][name][online + row, :T, None]    # [T, 1, ...]
+                      for name in ('observation', 'prev_action', 'prev_reward', 'first')}
+            _, state = network.unroll(unroll['observation'], unroll['prev_action'],
+                                      unroll['prev_reward'], None, unroll['first'], state)
+
+
+def _assert_states(carried, update, row, expected):
+    for got, want in zip(tf.nest.flatten(carried[update]), tf.nest.flatten(expected)):
+        np.testing.assert_allclose(got[row], want[0], rtol=1e-5, atol=1e-5)
 
 
 def _assert_states_from_episode_start(network, batches, carried, online, rows):
     inside = 0
-    for row in range(rows):
-        assert batches[0]['first'][online + row, 0]     # each row starts an episode
-        for update in range(1, UPDATES):
-            expected, start = _state_from_episode_start(network, batches, online, row, update)
-            if start == update:     # the unroll starts an episode: the core resets there
-                continue
+    for row in range(rows):     # each row starts an episode at the first update
+        for update, expected in _states_from_episode_start(network, batches, online, row, 0,
+                                                           UPDATES):
             inside += 1
-            for got, want in zip(tf.nest.flatten(carried[update]), tf.nest.flatten(expected)):
-                np.testing.assert_allclose(got[row], want[0], rtol=1e-5, atol=1e-5)
+            _assert_states(carried, update, row, expected)
     return inside
 
 
@@ -341,13 +346,9 @@ def test_a_population_copy_restarts_every_replayed_row(tmp_path):
     for row in range(rows):
         first = int(np.argmax(current[:, row]))
         assert current[first:, row].all()     # the batches in flight, then none
-        assert batches[first]['first'][online + row, 0]     # a newly drawn episode's start
-        for update in range(first + 1, AFTER_COPY):
-            expected, start = _state_from_episode_start(learning.network, batches, online, row,
-                                                        update)
-            if start == update:
-                continue
+        # From a newly drawn episode's start (the walk checks that it starts one).
+        for update, expected in _states_from_episode_start(learning.network, batches, online,
+                                                           row, first, AFTER_COPY):
             inside += 1
-            for got, want in zip(tf.nest.flatten(carried[update]), tf.nest.flatten(expected)):
-                np.testing.assert_allclose(got[row], want[0], rtol=1e-5, atol=1e-5)
+            _assert_states(carried, update, row, expected)
     assert inside >= 15

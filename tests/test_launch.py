@@ -3,7 +3,7 @@
 One tiny run trains for a few hundred learner steps while we kill an actor, the learner and
 then the replay server: the actor is restarted, the learner resumes from its checkpoint with its
 frame count, the replay server (IMPALA's queue) comes back on its address and the others
-reconnect, and the run finishes, evaluates and can be resumed with a larger budget.
+reconnect, and the run finishes and evaluates.
 """
 import csv
 import os
@@ -24,11 +24,6 @@ from launch_processes import wait_for
 
 def _program(*args):
     return [sys.executable, '-m', 'launch.impala_atari', *args]
-
-
-def _run(args, timeout=120):
-    return subprocess.run(_program(*args), cwd=ROOT, env=ENV, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def _read_csv(path):
@@ -94,12 +89,8 @@ def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path)
     assert int(evaluation[0]['checkpoint_frames']) >= total
     episodes = _read_csv(os.path.join(run_dir, 'logs', 'episodes.csv'))
     assert episodes and all(float(e['episode_return']) >= -21 for e in episodes)
-
-    # Resuming the finished run with a larger budget continues from its frame counter.
-    more = _run(['--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
-                 f'--config.total_frames={total + 2_000}'], timeout=400)
-    assert more.returncode == 0, more.stdout + more.stderr
-    assert 'resumed from' in more.stdout and 'at frame 16,' in more.stdout, more.stdout
+    # A finished run resumed with a larger budget: the launches of Ape-X, Reactor and the
+    # guide's agent (tests/test_apex_launch.py, test_reactor_launch.py, test_new_agent_guide.py).
 
 
 def test_ctrl_c_checkpoints_and_stops_every_process(tmp_path):
