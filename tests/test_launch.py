@@ -3,7 +3,8 @@
 One tiny run trains for a few hundred learner steps while we kill an actor, the learner and
 then the replay server: the actor is restarted, the learner resumes from its checkpoint with its
 frame count, the replay server (IMPALA's queue) comes back on its address and the others
-reconnect, and the run finishes and evaluates.
+reconnect, and the run finishes and evaluates. Another, while it trains, refuses a second
+writer on its directory and then stops on Ctrl-C.
 """
 import csv
 import os
@@ -24,6 +25,11 @@ from launch_processes import wait_for
 
 def _program(*args):
     return [sys.executable, '-m', 'launch.impala_atari', *args]
+
+
+def _run(*args, timeout=120):
+    return subprocess.run(_program(*args), cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def _read_csv(path):
@@ -93,12 +99,14 @@ def test_tiny_run_survives_killed_actor_learner_and_replay_and_resumes(tmp_path)
     # guide's agent (tests/test_apex_launch.py, test_reactor_launch.py, test_new_agent_guide.py).
 
 
-def test_ctrl_c_checkpoints_and_stops_every_process(tmp_path):
-    """Ctrl-C (SIGTERM, `kill`, ends the Ape-X run of tests/test_apex_launch.py)."""
+def test_a_live_run_refuses_a_second_writer_and_stops_on_ctrl_c(tmp_path):
+    """While a run trains, a second launcher on its directory, or a second learner with the
+    same id, is refused in one line; then Ctrl-C checkpoints and stops every process (SIGTERM,
+    `kill`, ends the Ape-X run of tests/test_apex_launch.py)."""
     run_dir = str(tmp_path / 'run')
+    tiny = ['--game=pong', '--preset=tiny', f'--run_dir={run_dir}']
     launcher = subprocess.Popen(
-        _program('--game=pong', '--preset=tiny', f'--run_dir={run_dir}',
-                 '--config.total_frames=10000000', '--config.checkpoint_interval_s=600'),
+        _program(*tiny, '--config.total_frames=10000000', '--config.checkpoint_interval_s=600'),
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         learner_csv = os.path.join(run_dir, 'logs', 'learner.csv')
@@ -108,10 +116,24 @@ def test_ctrl_c_checkpoints_and_stops_every_process(tmp_path):
         roles = children(run_dir, 'learner') + children(run_dir, 'actor')
         assert roles and all(p.environ().get('TF_CPU_ALLOCATOR_USE_BFC') == 'true'
                              for p in roles)
+        second = _run(*tiny)
+        (replay,) = children(run_dir, 'replay')
+        address = [a for a in replay.info['cmdline'] if a.startswith('--replay_address=')][0]
+        wait_for(lambda: os.path.exists(os.path.join(run_dir, 'checkpoints', '.lock')),
+                 'the learner to hold its checkpoints')
+        learner = _run(*tiny, '--role=learner', address, timeout=180)
         launcher.send_signal(signal.SIGINT)
         output, _ = launcher.communicate(timeout=120)
     finally:
         launcher.kill()
+    assert second.returncode == 2
+    assert second.stderr.strip().splitlines() == [
+        f'error: {run_dir} is in use by another run: wait for it to end, or choose another '
+        f'--run_dir'], second.stderr
+    assert learner.returncode == 2
+    assert learner.stderr.strip().splitlines()[-1] == (
+        f'error: {run_dir}/checkpoints is in use by another learner: give each learner of a '
+        f'run its own --learner_id'), learner.stderr
     assert f'resume with the same command and --run_dir={run_dir}' in output
     assert not children(run_dir, 'learner') and not children(run_dir, 'actor')
     assert not children(run_dir, 'replay')
