@@ -280,9 +280,10 @@ _CAUSES = {
         'Whole games (appendix C), so that a lost life no longer resets the LSTM, whose value '
         'learnt the steps since the reset in place of the frame, and RMSProp epsilon `1e-4`. '
         'Before them, {laser_breakout_life_episodes} reached {laser_breakout_life_episodes@5M}. '
-        "A seed's policy can still turn deterministic for a while, and once its cells ran "
-        "away after it (the row's notes); gradient clipping is the next candidate, "
-        "{laser_breakout_grad_norm_40}. The study: `laser_breakout_anneal_5m`'s notes."),
+        "Between the marks every seed's policy still turned deterministic for a while and its "
+        "cells ran away after it, each time coming back within about 0.3M frames (the row's "
+        "notes); gradient clipping is the next candidate, {laser_breakout_grad_norm_40}. The "
+        "study: `laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
         "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
         "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
