@@ -281,8 +281,9 @@ _CAUSES = {
         'learnt the steps since the reset in place of the frame, and RMSProp epsilon `1e-4`. '
         'Before them, {laser_breakout_life_episodes} reached {laser_breakout_life_episodes@5M}. '
         "Between the marks every seed's policy still turned deterministic for a while and its "
-        "cells ran away after it, each time coming back (the row's notes); gradient clipping is the next candidate, {laser_breakout_grad_norm_40}. The "
-        "study: `laser_breakout_anneal_5m`'s notes."),
+        "cells ran away after it, each time coming back (the row's notes); gradient clipping "
+        "is the next candidate, {laser_breakout_grad_norm_40}. The study: "
+        "`laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
         "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
         "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
