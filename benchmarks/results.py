@@ -285,9 +285,10 @@ _CAUSES = {
         "is the next candidate, {laser_breakout_grad_norm_40}. The study: "
         "`laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
-        "LASER's second game, set beside {impala_pong}: {impala_pong@5M}; "
-        "{impala_pong@2M}. One seed: whether the claim holds beyond Breakout (the frames each "
-        "takes to leave random play: the row's notes)."),
+        "Behind {impala_pong} ({impala_pong@5M}): the LSTM's gates saturated in the first "
+        "checkpoint and its cells counted the steps for the rest of the run, so the agent "
+        "never left random play; Breakout's fix (whole games, RMSProp epsilon `1e-4`) does not "
+        "hold here. The probes and the next candidates: the row's notes."),
     'reactor_breakout': (
         "Ahead of its target, the best of this project's rows at the mark: {impala_breakout}, "
         '{impala_breakout@2M}; {apex_dqn_breakout}, {apex_dqn_breakout@2M}. One seed held to '
