@@ -38,6 +38,16 @@ def _replay_keys(checkpoint):
     return {item.key for item in items if item.table == tables.REPLAY}
 
 
+def _newest_holds_episodes(directory):
+    """Whether the newest whole Reverb checkpoint in `directory` holds replay items; False when
+    the server deleted it, as it does its oldest, while it was being read."""
+    checkpoints = _complete(directory)
+    try:
+        return bool(checkpoints) and bool(_replay_keys(checkpoints[-1]))
+    except tf.errors.NotFoundError:
+        return False
+
+
 def test_killed_laser_replay_server_comes_back_from_its_checkpoint(tmp_path):
     run_dir = str(tmp_path / 'run')
     replay_checkpoints = os.path.join(run_dir, 'replay_checkpoints')
@@ -48,8 +58,8 @@ def test_killed_laser_replay_server_comes_back_from_its_checkpoint(tmp_path):
          '--config.checkpoint_interval_s=2'],
         cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(lambda: checkpoint_frames(run_dir) > 0 and _complete(replay_checkpoints)
-                 and _replay_keys(_complete(replay_checkpoints)[-1]),
+        wait_for(lambda: (checkpoint_frames(run_dir) > 0
+                          and _newest_holds_episodes(replay_checkpoints)),
                  'a first learner checkpoint and a replay checkpoint holding episodes')
         for replay in children(run_dir, 'replay'):
             replay.send_signal(signal.SIGKILL)
