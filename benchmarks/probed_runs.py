@@ -135,7 +135,8 @@ def main(argv):
         write_probes(path, seed, lines)
         print(f'seed {seed}: ' + '; '.join(
             f"{line['checkpoint_frames']:,}: units at zero {line['torso_units_at_zero']:.2f}, "
-            f"cell max {line['cell_abs_max']:.1f}, output std {line['lstm_output_std_over_time']:.3f}"
+            f"cell max {line['cell_abs_max']:.1f}, "
+            f"output std {line['lstm_output_std_over_time']:.3f}"
             for line in lines), flush=True)
 
 

@@ -3,15 +3,15 @@
   python -m benchmarks.weight_drift --run_dir=RUN_DIR
 
 For the untrained network and each checkpoint benchmarks/probed_runs.py kept
-(RUN_DIR/kept_checkpoints), prints per layer (the shallow torso's two convolutions or the
-deep torso's first, its Linear 256 and the LSTM's input and recurrent matrices): the weights' root mean square, the
-largest and smallest unit sum, and the bias's mean and largest entry. A unit's sum is the sum
-of its incoming weights (a convolution's over its kernel and input channels, a gate's over the
-LSTM's inputs). Every input of the torso's layers and of w_i is at least 0 (frames in [0, 1],
-ReLU outputs), so a step that moves all of a unit's weights together shifts its pre-activation
-by the sum's change times the inputs' mean: a direction of its own, unlike any one weight
-(w_h's inputs, the LSTM's outputs, have either sign). The weights'
-root mean square barely shows that direction; the unit sums do.
+(RUN_DIR/kept_checkpoints), prints per layer (the shallow torso's two convolutions or the deep
+torso's first, its Linear 256 and the LSTM's input and recurrent matrices): the weights' root
+mean square, the largest and smallest unit sum, and the bias's mean and largest entry. A unit's
+sum is the sum of its incoming weights (a convolution's over its kernel and input channels, a
+gate's over the LSTM's inputs). Every input of the torso's layers and of w_i is at least 0
+(frames in [0, 1], ReLU outputs), so a step that moves all of a unit's weights together shifts
+its pre-activation by the sum's change times the inputs' mean: a direction of its own, unlike
+any one weight (w_h's inputs, the LSTM's outputs, have either sign). The weights' root mean
+square barely shows that direction; the unit sums do.
 """
 import numpy as np
 from absl import app

@@ -28,11 +28,12 @@ A real game over is a termination (discount 0). With `life_loss_ends_episode` a 
 also a termination, but the next `reset()` continues the same game; without it and with
 `life_loss_zero_discount` it is a transition of discount 0 inside the episode, which goes on to
 the game's end (DeepMind's later pipelines, DQN Zoo's and Acme's `zero_discount_on_life_loss`):
-the returns stop at the lost life as before, and a recurrent core's state carries across lives. The time limit,
-`max_episode_frames` emulator frames since the real reset (no-ops included; checked after each
-agent step, so it may run over by up to `action_repeat - 1` frames), is a truncation: discount 1,
-since V-trace must bootstrap through it; the next reset is real. Every real reset is followed by
-a uniform number in [1, `noop_max`] of single-frame no-ops, whose rewards are dropped.
+the returns stop at the lost life as before, and a recurrent core's state carries across lives.
+The time limit, `max_episode_frames` emulator frames since the real reset (no-ops included;
+checked after each agent step, so it may run over by up to `action_repeat - 1` frames), is a
+truncation: discount 1, since V-trace must bootstrap through it; the next reset is real. Every
+real reset is followed by a uniform number in [1, `noop_max`] of single-frame no-ops, whose
+rewards are dropped.
 """
 import collections
 import functools

@@ -14,5 +14,6 @@ from launch import program
 
 if __name__ == '__main__':
     program.run(module=__spec__.name, experiment='apex_dpg_control', target='task',
-                target_help='Suite task by name, e.g. manipulator_bring_ball (default: humanoid_walk).',
+                target_help='Suite task by name, e.g. manipulator_bring_ball '
+                            '(default: humanoid_walk).',
                 example='--config.exploration_sigma=0.2')

@@ -1,7 +1,8 @@
 """The runtime section of every experiment's config: how this machine runs a paper experiment,
 not the paper (agents/core/typed_config.py). An experiment holds a subclass of it that
 redeclares the fields it sets otherwise (`experiment` and `eval_protocol` always: each names
-its own); its presets size them with `quick` and `tiny`. The launcher, learners and actors read them as plain fields (`config.num_actors`).
+its own); its presets size them with `quick` and `tiny`. The launcher, learners and actors
+read them as plain fields (`config.num_actors`).
 """
 import dataclasses
 

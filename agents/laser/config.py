@@ -239,9 +239,9 @@ class LaserDmLab30(typed_config.Config):
 
 def quick(c):
     """`--preset=quick`: a small machine, not the paper: the shallow net, batches of 8 with 75%
-    replay, 100k observations of replay, RMSProp epsilon 1e-4 (issue 57: at IMPALA's quick
-    preset's 1e-5 the LSTM's cells ran away in one of two seeds), 5M frames per agent with the learning rate annealed to 0 at them (a larger budget needs
-    `anneal_frames` as large), one actor process of 8 environments per agent. Why each:
+    replay, 100k observations of replay, RMSProp epsilon 1e-4, 5M frames per agent with the
+    learning rate annealed to 0 at them (a larger budget needs `anneal_frames` as large), one
+    actor process of 8 environments per agent. Why each:
     docs/fidelity.md, "The small-machine presets"."""
     return runtime_config.quick(
         c, torso='shallow', channel_multiplier=1, batch_size=8, replay_proportion=0.75,
