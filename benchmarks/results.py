@@ -634,6 +634,12 @@ ROWS = {row.name: row for row in (
     Row('laser_breakout_feed_forward', 'LASER, feed-forward shallow net',
         *_laser_before_57(5 * M, '--config.anneal_frames=5000000', preset='quick_feed_forward'),
         **_LASER_MARKS, experiment=True),
+    # Pong with LASER's feed-forward net, beside impala_pong's (the same net): on Pong every
+    # recurrent agent screened, IMPALA's own included, saturated its LSTM (laser_pong's notes),
+    # so this row asks the paper's question of replay and the trust region on a second game.
+    Row('laser_pong_feed_forward', 'LASER, feed-forward shallow net',
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M), marks=(2 * M, 5 * M),
+        target=Target(5 * M, relative_to=('impala_pong',)), experiment=True),
 )}
 
 
