@@ -287,8 +287,11 @@ _CAUSES = {
     'laser_pong': (
         "Behind {impala_pong} ({impala_pong@5M}): the LSTM's gates saturated in the first "
         "checkpoint and its cells counted the steps for the rest of the run, so the agent "
-        "never left random play; Breakout's fix (whole games, RMSProp epsilon `1e-4`) does not "
-        "hold here. The probes and the next candidates: the row's notes."),
+        "never left random play. In short screens every recurrent agent on Pong did the same, "
+        "without replay and IMPALA's own LSTM agent included, at every RMSProp epsilon, clip "
+        "and batch tried; Pong's grey frame feeds the torso a constant that the value learns "
+        "through (the row's notes). The claim on Pong is asked of the feed-forward agents: "
+        "{laser_pong_feed_forward}."),
     'reactor_breakout': (
         "Ahead of its target, the best of this project's rows at the mark: {impala_breakout}, "
         '{impala_breakout@2M}; {apex_dqn_breakout}, {apex_dqn_breakout@2M}. One seed held to '
