@@ -40,7 +40,7 @@ def _replay_keys(checkpoint):
 
 def _newest_holds_episodes(directory):
     """Whether the newest whole Reverb checkpoint in `directory` holds replay items; False when
-    the server deleted it, as it does its oldest, while it was being read."""
+    the server, which keeps only its newest, deleted it for a newer one while it was read."""
     checkpoints = _complete(directory)
     try:
         return bool(checkpoints) and bool(_replay_keys(checkpoints[-1]))
