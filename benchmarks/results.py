@@ -285,13 +285,12 @@ _CAUSES = {
         "is the next candidate, {laser_breakout_grad_norm_40}. The study: "
         "`laser_breakout_anneal_5m`'s notes."),
     'laser_pong': (
-        "Behind {impala_pong} ({impala_pong@5M}): the LSTM's gates saturated in the first "
-        "checkpoint and its cells counted the steps for the rest of the run, so the agent "
-        "never left random play. In short screens every recurrent agent on Pong did the same, "
-        "without replay and IMPALA's own LSTM agent included, at every RMSProp epsilon, clip "
-        "and batch tried; Pong's grey frame feeds the torso a constant that the value learns "
-        "through (the row's notes). The claim on Pong is asked of the feed-forward agents: "
-        "{laser_pong_feed_forward}."),
+        "Behind {impala_pong} ({impala_pong@5M}): the LSTM's gates saturated by the first "
+        "checkpoint, so the agent never left random play. Short screens saturated every "
+        "recurrent agent on Pong, without replay and IMPALA's own included, at every epsilon, "
+        "clip and batch tried: Pong's grey frame feeds the torso a constant (the row's notes). "
+        "LASER's feed-forward agent, {laser_pong_feed_forward}, is behind too "
+        "({laser_pong_feed_forward@5M}); its cause is not found yet."),
     'reactor_breakout': (
         "Ahead of its target, the best of this project's rows at the mark: {impala_breakout}, "
         '{impala_breakout@2M}; {apex_dqn_breakout}, {apex_dqn_breakout@2M}. One seed held to '
