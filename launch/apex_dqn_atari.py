@@ -3,10 +3,6 @@
   python -m launch.apex_dqn_atari --game=pong                    # the paper's settings
   python -m launch.apex_dqn_atari --game=pong --preset=quick     # a demo on a small machine
   python -m launch.apex_dqn_atari --game=breakout --config.num_actors=8
-
-Re-running with the same --run_dir resumes from its last checkpoint. One role per machine:
-  --role=replay --replay_address=:PORT, then --role=learner / --role=actor --actor_id=N
-  --replay_address=HOST:PORT elsewhere, all with the same --run_dir on a shared file system.
 """
 
 from launch import program

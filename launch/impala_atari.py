@@ -3,10 +3,6 @@
   python -m launch.impala_atari --game=breakout                 # the paper's settings
   python -m launch.impala_atari --game=pong --preset=quick      # about 11 minutes on 2 cores
   python -m launch.impala_atari --game=pong --config.torso=deep --config.learning_rate=3e-4
-
-Re-running with the same --run_dir resumes from its last checkpoint. One role per machine:
-  --role=replay --replay_address=:PORT, then --role=learner / --role=actor --actor_id=N
-  --replay_address=HOST:PORT elsewhere, all with the same --run_dir on a shared file system.
 """
 
 from launch import program

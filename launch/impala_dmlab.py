@@ -12,7 +12,6 @@ rooms_keys_doors_puzzle, lasertag_three_opponents_small, explore_goal_locations_
 seekavoid_arena_01. The paper reports these runs as training returns ("average final return",
 table 2), so a run is scored on its last training games; launch/impala_correction_study.py
 --level=LEVEL runs table 2's grid of off-policy corrections and sets it beside the paper.
-Re-running with the same --run_dir resumes; roles as in launch/impala_atari.py.
 """
 
 from launch import program

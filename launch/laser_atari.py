@@ -9,8 +9,7 @@ replay per batch and the trust region of sec. 4, alone or as a sweep sharing one
                                                                # fig. 3's failing baseline
 
 Every member of a sweep is a learner with its own actors, hyperparameters, checkpoints and logs
-(RUN_DIR/learner_<i>); all write to and sample from one replay table. Re-running with the same
---run_dir resumes every member and the replay.
+(RUN_DIR/learner_<i>); all write to and sample from one replay table.
 """
 
 from launch import program

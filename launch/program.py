@@ -105,12 +105,20 @@ def sweep_help(sweeps) -> str:
             f"'field=v1,v2;field=v1,v2' over {', '.join(sweeps.sweepable)}.")
 
 
+_RESUME_AND_ROLES = """
+Re-running with the same --run_dir resumes the run from its checkpoints (learners and replay).
+One role per machine: --role=replay --replay_address=:PORT, then --role=learner /
+--role=actor --actor_id=N --replay_address=HOST:PORT elsewhere, all with the same --run_dir on
+a shared file system.
+"""
+
+
 def _usage_as_written() -> None:
-    """absl %-formats the program's docstring into the usage `--help` prints (a '%s' is the
-    program's path), which mangled "87.5% replay": doubled, each '%' prints as written."""
+    """The usage `--help` prints: the program's docstring and what every program shares
+    (resume, roles). absl %-formats it (a '%s' is the program's path), which mangled "87.5%
+    replay": doubled, each '%' prints as written."""
     program = sys.modules['__main__']
-    if program.__doc__:
-        program.__doc__ = program.__doc__.replace('%', '%%')
+    program.__doc__ = ((program.__doc__ or '') + _RESUME_AND_ROLES).replace('%', '%%')
 
 
 def main(*, module: str, experiment: experiments.Experiment, paper, config_flag,

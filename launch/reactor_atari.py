@@ -3,8 +3,6 @@ beta-LOO and lazily prioritized sequence replay, with the paper's settings by de
 
   python -m launch.reactor_atari --game=breakout                  # sec. 3.4 and 4.1
   python -m launch.reactor_atari --game=breakout --preset=quick   # a small machine
-
-Re-running with the same --run_dir resumes the learner and the replay.
 """
 
 from launch import program

@@ -100,6 +100,8 @@ def test_help_lists_the_shared_flags():
     for flag in ('--game', '--preset', '--run_dir', '--sweep', '--role', '--replay_address',
                  '--launcher', '--config'):
         assert f'  {flag}:' in result.stdout, result.stdout
+    assert 'resumes the run from its checkpoints' in result.stdout   # program's shared usage
+    assert '--role=replay --replay_address=:PORT' in result.stdout
 
 
 def _docstring(program: str) -> str:
