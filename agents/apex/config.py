@@ -63,12 +63,18 @@ _RELATIONS = (checks.BATCH_WITHIN_REPLAY,)
 
 
 @typed_config.config
-class ApexDQNRuntime(runtime_config.Runtime):
+class ApexRuntime(runtime_config.Runtime):
+    """Both agents' actors: each environment is one paper actor, in processes of 8; presets
+    size them to a machine."""
+    envs_per_actor: int = setting(8, 'not stated (one environment per actor machine)')
+
+
+@typed_config.config
+class ApexDQNRuntime(ApexRuntime):
     """Actors (sec. 4.1: 360, one CPU core each): 45 processes of 8 environments, each
-    environment one paper actor with its own epsilon_i; presets size them to a machine."""
+    environment one paper actor with its own epsilon_i."""
     experiment: str = setting('apex_dqn_atari', 'launch/experiments.py')
     num_actors: int = setting(45, 'x envs_per_actor = 360 (sec. 4.1)')
-    envs_per_actor: int = setting(8, 'not stated (one environment per actor machine)')
     eval_protocol: str = setting('apex_atari_noop', 'table 2 (no-op starts)')
 
 
@@ -134,11 +140,10 @@ class ApexDQNAtari(typed_config.Config):
 
 
 @typed_config.config
-class ApexDPGRuntime(runtime_config.Runtime):
-    """Actors (sec. 4.2: 64): 8 processes of 8 environments; presets size them to a machine."""
+class ApexDPGRuntime(ApexRuntime):
+    """Actors (sec. 4.2: 64): 8 processes of 8 environments."""
     experiment: str = setting('apex_dpg_control', 'launch/experiments.py')
     num_actors: int = setting(8, 'x envs_per_actor = 64 (sec. 4.2)')
-    envs_per_actor: int = setting(8, 'not stated (one environment per actor machine)')
     eval_protocol: str = setting('apex_control_noiseless', 'figure 3: the noiseless policy')
 
 
