@@ -216,6 +216,9 @@ _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before
 # Issue 57's candidates for the LSTM's collapse: one change from `laser_breakout` each, its first
 # 2M frames (the 5M-frame schedule), three seeds, probed at their checkpoints
 # (benchmarks/probed_runs.py); held to the feed-forward agent's 2M.
+# LASER's Pong rows, set beside impala_pong (the same net on its own quick preset) at 5M.
+_LASER_PONG = dict(marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_pong',)),
+                   experiment=True)
 _LASER_2M = dict(marks=(1 * M, 2 * M), seeds=SEEDS, experiment=True,
                  target=Target(2 * M, relative_to=('laser_breakout_feed_forward',)))
 
@@ -640,8 +643,24 @@ ROWS = {row.name: row for row in (
     # recurrent agent screened, IMPALA's own included, saturated its LSTM (laser_pong's notes),
     # so this row asks the paper's question of replay and the trust region on a second game.
     Row('laser_pong_feed_forward', 'LASER, feed-forward shallow net',
-        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M), marks=(2 * M, 5 * M),
-        target=Target(5 * M, relative_to=('impala_pong',)), experiment=True),
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M), **_LASER_PONG),
+    # One change each to the row above, to name why it trails impala_pong (its notes). The
+    # learning rate on IMPALA's quick schedule, annealed over 200M frames: LASER's quick preset
+    # anneals to 0 at 5M, so at 4M, where Pong's climb began, its rate is a fifth of IMPALA's.
+    Row('laser_pong_feed_forward_anneal_200m',
+        "LASER, feed-forward, the learning rate annealed over IMPALA's 200M frames",
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
+                '--config.anneal_frames=200000000'), **_LASER_PONG),
+    # IMPALA's discount (table G.1: 0.99) where LASER's is 0.995 (app. C).
+    Row('laser_pong_feed_forward_discount_0.99', "LASER, feed-forward, IMPALA's discount 0.99",
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
+                '--config.discount=0.99'), **_LASER_PONG),
+    # IMPALA's gradient clipping (table G.1: global norm 40), which LASER drops (sec. 5.1): the
+    # feed-forward row logged norms of 58-156 (means over 0.5M frames) throughout.
+    Row('laser_pong_feed_forward_grad_norm_40',
+        "LASER, feed-forward, gradients clipped at IMPALA's global norm 40",
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
+                '--config.max_grad_norm=40'), **_LASER_PONG),
 )}
 
 
