@@ -124,8 +124,12 @@ class Config:
         return getattr(getattr(self, holder), name) if holder else getattr(self, name)
 
     def __getattr__(self, name: str):
-        # Until every reader takes its section (issue 60): a section's field read by its name
-        # from the experiment. Only names no attribute has reach here.
+        # A section's field read by its name from the experiment, as `--config.<field>` names
+        # it: for what serves every experiment whichever section holds the field (the budget,
+        # `total_frames`, is the optimizer's in IMPALA and the learning section's in Ape-X;
+        # population checks, launch checks) and for tools and tests. An agent's learner,
+        # network, environment and actor take their own sections (the builders unpack them).
+        # Only names no attribute has reach here.
         holder = _layout(type(self)).get(name)
         if not holder:
             raise AttributeError(f'{type(self).__name__} has no field {name!r}')
