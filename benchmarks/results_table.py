@@ -441,8 +441,15 @@ def summary(rows, results_dir, paper_tables=()):
         threshold, threshold_text = target(row, folders)
         published = '; '.join(f'{p.score:g} ({p.source})' for p in row.published
                               if p.frames == at) or '-'
-        if folder is None or score_text(folder, at) is None:
+        reached = [mark for mark in row.marks if score_text(folder, mark) is not None]
+        if not reached:
             ours, result, trained = 'not run yet', f'target {threshold_text}', '-'
+        elif score_text(folder, at) is None:   # trains across sittings: its last mark so far
+            trained_frames = max(folder.frames(seed) for seed in folder.games)
+            ours = (f'{score_text(folder, reached[-1])} at {frames_text(reached[-1])} '
+                    f'({_seeds_text(len(seed_scores(folder, reached[-1])))}); training, at '
+                    f'{frames_text(trained_frames)} of {frames_text(at)}')
+            result, trained = f'target {threshold_text}', 'its command'
         else:
             ours = (f'{score_text(folder, at)} at {frames_text(at)} '
                     f'({_seeds_text(len(seed_scores(folder, at)))})')

@@ -319,6 +319,20 @@ def test_a_run_of_two_sittings_records_each_with_its_commit_and_frames_per_secon
         ('aaa', 0, 5_000.0), ('bbb', 12_000_000, 2_000.0)]
 
 
+def test_a_headline_row_training_across_sittings_shows_its_last_mark_and_its_progress(
+        tmp_path):
+    """The summary of a row short of its target's frames gives its newest mark reached and how
+    far it has trained, not "not run yet" (issue 58's 200M row between sittings)."""
+    row = results.ROWS['impala_breakout_paper']
+    results_dir = str(tmp_path / 'results')
+    _write_run(row.run_dir(str(tmp_path / 'runs'), 0), games=120)      # 12M frames
+    results.collect(row, str(tmp_path / 'runs'), 0, os.path.join(results_dir, row.name))
+    summary = results_table.summary([row], results_dir)
+    at_10m = sum(i % 7 for i in range(20, 120)) / 100
+    assert (f'| {at_10m:.1f} at 10M (1 seed); training, at 12M of 200M | - | '
+            f'target 640.43 by 200M | its command |') in summary, summary
+
+
 def test_the_causes_summary_bins_games_and_updates(tmp_path):
     """benchmarks/impala_pong_causes.summary: per bin of frames, the games finished in it, their
     mean return, the entropy per step and the updates by the bin's end."""
