@@ -106,10 +106,10 @@ def sweep_help(sweeps) -> str:
 
 
 _RESUME_AND_ROLES = """
-Re-running with the same --run_dir resumes the run from its checkpoints (learners and replay).
-One role per machine: --role=replay --replay_address=:PORT, then --role=learner /
---role=actor --actor_id=N --replay_address=HOST:PORT elsewhere, all with the same --run_dir on
-a shared file system.
+Re-running with the same --run_dir resumes the run from its checkpoints: each learner's, and
+the replay's where the agent checkpoints it. One role per machine: --role=replay
+--replay_address=:PORT, then --role=learner / --role=actor --actor_id=N
+--replay_address=HOST:PORT elsewhere, all with the same --run_dir on a shared file system.
 """
 
 

@@ -101,7 +101,7 @@ def test_help_lists_the_shared_flags():
                  '--launcher', '--config'):
         assert f'  {flag}:' in result.stdout, result.stdout
     assert 'resumes the run from its checkpoints' in result.stdout   # program's shared usage
-    assert '--role=replay --replay_address=:PORT' in result.stdout
+    assert 'One role per machine' in result.stdout and '--role=actor --actor_id=N' in result.stdout
 
 
 def _docstring(program: str) -> str:
