@@ -213,12 +213,12 @@ _APEX_10M = dict(marks=_BREAKOUT_MARKS, target=Target(10 * M, 37.0), published=_
 _UNTHROTTLED = '--config.samples_per_insert=0'   # the quick preset before it held a ratio
 _REPLAY_100K = '--config.replay_capacity=100000'   # Ape-X DQN's quick preset before its 1M
 _LASER_200M = '--config.anneal_frames=200000000'   # LASER's quick preset before it annealed at 5M
-# Issue 57's candidates for the LSTM's collapse: one change from `laser_breakout` each, its first
-# 2M frames (the 5M-frame schedule), three seeds, probed at their checkpoints
-# (benchmarks/probed_runs.py); held to the feed-forward agent's 2M.
 # LASER's Pong rows, set beside impala_pong (the same net on its own quick preset) at 5M.
 _LASER_PONG = dict(marks=(2 * M, 5 * M), target=Target(5 * M, relative_to=('impala_pong',)),
                    experiment=True)
+# Issue 57's candidates for the LSTM's collapse: one change from `laser_breakout` each, its first
+# 2M frames (the 5M-frame schedule), three seeds, probed at their checkpoints
+# (benchmarks/probed_runs.py); held to the feed-forward agent's 2M.
 _LASER_2M = dict(marks=(1 * M, 2 * M), seeds=SEEDS, experiment=True,
                  target=Target(2 * M, relative_to=('laser_breakout_feed_forward',)))
 
