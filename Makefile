@@ -27,7 +27,7 @@ demo: $(STAMP)
 	$(VENV)/bin/python -m launch.impala_atari --game=$(DEMO_GAME) --preset=quick --run_dir=$(DEMO_DIR)
 
 test: $(STAMP)
-	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 clean:
 	rm -rf $(VENV) *.egg-info

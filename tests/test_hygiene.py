@@ -148,3 +148,10 @@ def test_the_rules_pass_what_is_allowed():
                 raise ValueError('bad')
         ''')
     assert violations(source) == []
+
+
+def test_the_slowest_first_order_names_test_files_once():
+    """conftest.SLOWEST_FIRST orders real files: a renamed one would fall silently to the end."""
+    import conftest
+    assert len(set(conftest.SLOWEST_FIRST)) == len(conftest.SLOWEST_FIRST)
+    assert [name for name in conftest.SLOWEST_FIRST if not (TESTS / name).is_file()] == []
