@@ -82,10 +82,15 @@ SOURCES = {
             "scores/dmc_proprio-d4pg.json.gz: DreamerV3's baselines, x in environment steps, "
             "one logged episode per 1,000 steps); each value the mean of the points within "
             "+-5% of the mark",
+    'IMPALA table C.1': "IMPALA's paper (Espeholt et al. 2018), table C.1, column IMPALA "
+                        "(shallow): one expert per game trained to 200M frames, scored as the "
+                        "mean of 200 evaluation episodes from up to 30 no-op starts "
+                        "(paper_tables/data/impala_table_c1_atari.csv; `python -m "
+                        "paper_tables.compare` sets a run's evaluation by that protocol beside it)",
 }
 
 # The SOURCES that are a paper's own table (the others are another project's published curve).
-PAPER_TABLE_SOURCES = ()
+PAPER_TABLE_SOURCES = ('IMPALA table C.1',)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -320,7 +325,8 @@ ROWS = {row.name: row for row in (
     Row('impala_breakout_paper', "IMPALA, shallow net, table G.1 to the paper's 200M",
         'launch.impala_atari', ('--game=breakout', '--preset=paper'),
         marks=(10 * M, 25 * M, 50 * M, 100 * M, 200 * M), target=Target(200 * M, 640.43),
-        published=_RLLIB_BREAKOUT[2:], carried=True,
+        published=(*_RLLIB_BREAKOUT[2:], Published(200 * M, 640.43, 'IMPALA table C.1')),
+        carried=True,
         note="(trains across sittings; table C.1's impala_shallow: 640.43 at 200M)",
         causes=_CAUSES['impala_breakout_paper']),
     Row('apex_dqn_breakout', 'Ape-X DQN',

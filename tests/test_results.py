@@ -327,10 +327,13 @@ def test_a_headline_row_training_across_sittings_shows_its_last_mark_and_its_pro
     results_dir = str(tmp_path / 'results')
     _write_run(row.run_dir(str(tmp_path / 'runs'), 0), games=120)      # 12M frames
     results.collect(row, str(tmp_path / 'runs'), 0, os.path.join(results_dir, row.name))
-    summary = results_table.summary([row], results_dir)
+    summary = results_table.summary([row], results_dir, results.PAPER_TABLE_SOURCES)
     at_10m = sum(i % 7 for i in range(20, 120)) / 100
-    assert (f'| {at_10m:.1f} at 10M (1 seed); training, at 12M of 200M | - | '
-            f'target 640.43 by 200M | its command |') in summary, summary
+    assert (f'| {at_10m:.1f} at 10M (1 seed); training, at 12M of 200M | '
+            f'640.43 (IMPALA table C.1) | target 640.43 by 200M | its command |') in summary, \
+        summary
+    # Marked as the paper's own number at the paper's frames (issue 58).
+    assert 'Set beside a paper table: `impala_breakout_paper`.' in summary, summary
 
 
 def test_the_causes_summary_bins_games_and_updates(tmp_path):
