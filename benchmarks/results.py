@@ -657,6 +657,11 @@ ROWS = {row.name: row for row in (
         "LASER, feed-forward, the learning rate annealed over IMPALA's 200M frames",
         *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
                 '--config.anneal_frames=200000000'), **_LASER_PONG),
+    # No replay (`replay_proportion=0`, figure 3's no-replay baseline): every row online, so
+    # whether replay and the trust region or LASER's other settings hold the agent back.
+    Row('laser_pong_feed_forward_replay_0', 'LASER, feed-forward, no replay (online rows only)',
+        *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
+                '--config.replay_proportion=0'), **_LASER_PONG),
     # IMPALA's discount (table G.1: 0.99) where LASER's is 0.995 (app. C).
     Row('laser_pong_feed_forward_discount_0.99', "LASER, feed-forward, IMPALA's discount 0.99",
         *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
