@@ -40,7 +40,7 @@ class EpsilonGreedyPolicy(_FeedForwardPolicy):
     def __init__(self, network: snt.Module, epsilons: np.ndarray, seed: int | None = None):
         super().__init__(network, seed)
         self._epsilons = np.asarray(epsilons)
-        self._q = tf.function(network)
+        self._q = tf.function(network, autograph=False)
 
     def select_actions(self, inputs, state):
         q = self._q(inputs.observation).numpy()
@@ -61,9 +61,9 @@ class GaussianNoisePolicy(_FeedForwardPolicy):
         self._sigma = sigma
         self._minimum = np.asarray(minimum, np.float32)
         self._maximum = np.asarray(maximum, np.float32)
-        self._policy = tf.function(network.policy)
+        self._policy = tf.function(network.policy, autograph=False)
         self._values = tf.function(lambda o, a, pi: (network.critic(o, a),
-                                                     network.critic(o, pi)))
+                                                     network.critic(o, pi)), autograph=False)
 
     def select_actions(self, inputs, state):
         observations = inputs.observation.astype(np.float32)

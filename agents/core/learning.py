@@ -35,7 +35,10 @@ class LearningState(tf.Module):
         self.network = network
         self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name='step')
         self.frames = tf.Variable(0, dtype=tf.int64, trainable=False, name='frames')
-        self.update = tf.function(self._update, jit_compile=jit_compile)
+        # Traced without AutoGraph: the update's branches on tensors are `tf.cond`s, and
+        # AutoGraph's conversion of every function an update calls was about half the CPU of a
+        # learner's start (a restart, each member of a sweep).
+        self.update = tf.function(self._update, jit_compile=jit_compile, autograph=False)
 
     def _update(self, batch: Any) -> Mapping[str, tf.Tensor]:
         """One step on `batch`; the metrics include `nonfinite` (from `apply_if_finite`)."""
@@ -44,16 +47,16 @@ class LearningState(tf.Module):
     def apply_if_finite(self, checked, apply: Callable[[], None]) -> tf.Tensor:
         """Runs `apply` and advances `step` only if every tensor of `checked` (the losses and
         gradients) is finite; returns the `nonfinite` metric (1.0: skipped)."""
-        finite = optimizers.all_finite(checked)
-        if finite:   # a non-finite update is skipped, never applied (the learner counts it)
+        def applied():
             apply()
             self.step.assign_add(1)
             self._after_step()
-        return 1.0 - tf.cast(finite, tf.float32)
+            return tf.constant(0.0)
+        # A non-finite update is skipped, never applied (the learner counts it).
+        return tf.cond(optimizers.all_finite(checked), applied, lambda: tf.constant(1.0))
 
     def _after_step(self) -> None:
         """What follows each applied update (a target network's copy); here nothing."""
-        pass   # a body of a docstring alone is one AutoGraph cannot convert (a warning per run)
 
     def after_copy(self) -> None:
         """What follows population-based training's copy of another learner's checkpoint into
@@ -73,8 +76,10 @@ class TargetNetworkLearning(LearningState):
         variables.copy_variables(network, target_network)
 
     def _after_step(self) -> None:
-        if self.step % self._target_update_period == 0:
+        def copy():
             variables.copy_variables(self.network, self.target_network)
+            return tf.constant(True)
+        tf.cond(self.step % self._target_update_period == 0, copy, lambda: tf.constant(False))
 
 
 def count_online_frames(frames: tf.Variable, data: Mapping[str, tf.Tensor],

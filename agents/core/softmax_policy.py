@@ -22,7 +22,7 @@ class SoftmaxPolicy:
         self._recurrent = is_recurrent(network)
         # Plain tensor arguments: each one a tf.function call converts costs time per step.
         sample = self._sample_recurrent if self._recurrent else self._sample_feed_forward
-        self._step = tf.function(sample, jit_compile=jit_compile)
+        self._step = tf.function(sample, jit_compile=jit_compile, autograph=False)
 
     @property
     def variables(self):

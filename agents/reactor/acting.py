@@ -20,7 +20,7 @@ class ReactorPolicy:
 
     def __init__(self, network: snt.Module):
         self._network = network
-        self._step = tf.function(self._sample)
+        self._step = tf.function(self._sample, autograph=False)
 
     @property
     def variables(self):
