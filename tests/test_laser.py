@@ -96,9 +96,10 @@ def test_batches_hold_the_configured_split_and_entropy_sees_only_online(batch):
     assert float(metrics['behaviour_kl_replay']) < 1e-6
 
 
-def _loss_gradients(config, behaviour_shift):
-    """Gradients of LASER's loss w.r.t. logits and values of 2 online + 2 replayed unrolls
-    whose behaviour policy is `behaviour_shift` away from the learner's on replay."""
+def _loss_gradients(config, behaviour_shift, origin=(0, 0, 1, 1)):
+    """Gradients of LASER's loss w.r.t. logits and values of 4 unrolls, the last two with a
+    behaviour policy `behaviour_shift` away from the learner's; `origin` 1 marks a replayed
+    row (by default the last two)."""
     rng = np.random.default_rng(0)
     t1, b, a = 6, 4, 3
     logits = tf.Variable(rng.normal(size=(t1, b, a)).astype(np.float32))
@@ -108,7 +109,7 @@ def _loss_gradients(config, behaviour_shift):
     data = {'action': tf.constant(rng.integers(a, size=(t1, b)), tf.int32),
             'behaviour_logits': tf.constant(behaviour), 'reward': tf.ones((t1, b)),
             'discount': tf.ones((t1, b)), 'mask': tf.ones((t1, b)),
-            datasets.ORIGIN: tf.constant([0, 0, 1, 1], tf.int32)}
+            datasets.ORIGIN: tf.constant(origin, tf.int32)}
     with tf.GradientTape() as tape:
         loss, metrics = learning.laser_loss(logits, values, data,
                                              **learning.loss_scalars(config))
@@ -127,6 +128,14 @@ def test_rejected_replay_contributes_to_no_loss_term():
     config = config.replace(trust_region=False)   # fig. 3's naive sharing learns from all of it
     (d_logits, _), _ = _loss_gradients(config, behaviour_shift=3.0)
     assert np.abs(d_logits[:-1, 2:].numpy()).min() > 0
+
+
+def test_a_batch_without_replay_rejects_nothing():
+    """With no replayed rows (`replay_proportion=0`), the rejected fraction is 0, not the 1 a
+    mean over no steps once gave."""
+    config = laser_config.LaserAtari().replace(trust_region_threshold=1e-3)
+    _, metrics = _loss_gradients(config, behaviour_shift=3.0, origin=(0, 0, 0, 0))
+    assert float(metrics['rejected_fraction_replay']) == 0.0
 
 
 def _program(*args):

@@ -72,7 +72,7 @@ def actor_critic_loss(logits, values, data, *, entropy_cost, baseline_cost: floa
         metrics.update(
             behaviour_kl_online=_mean(relevance, mask * datasets.online(data)[None]),
             behaviour_kl_replay=_mean(relevance, replayed),
-            rejected_fraction_replay=1.0 - _mean(relevant, replayed))
+            rejected_fraction_replay=_mean(1.0 - relevant, replayed))   # 0 with no replay
     log_rhos = (vtrace.log_probs_from_logits_and_actions(learner_logits, actions)
                 - vtrace.log_probs_from_logits_and_actions(behaviour_logits, actions))
     returns = _corrected_targets(
