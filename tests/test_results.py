@@ -103,6 +103,9 @@ def _command_config(row):
         elif field != 'preset':
             assert field in (spec.target_field, 'sweep'), flag   # --sweep: a config field too
             config = config.replace(**{field: value})
+    if config.sweep:   # its learners are its members; the folder holds the first's config
+        config = config.replace(num_learners=len(spec.sweeps.members(config)))
+        config = spec.sweeps.member_config(config, 0)
     return spec, config
 
 
