@@ -64,8 +64,9 @@ def test_learner_and_run_resume_with_replay_intact(tmp_path):
     launcher = subprocess.Popen(program + ['--config.total_frames=10000000'], cwd=ROOT, env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wait_for(lambda: checkpoint_frames(run_dir) > 0 and os.listdir(replay_checkpoints),
-                 'a learner and a replay checkpoint')
+        # The learner can checkpoint before the replay server has made its directory.
+        wait_for(lambda: checkpoint_frames(run_dir) > 0 and os.path.isdir(replay_checkpoints)
+                 and os.listdir(replay_checkpoints), 'a learner and a replay checkpoint')
         killed_at = checkpoint_frames(run_dir)
         kill(children(run_dir, 'learner'))
         wait_for(lambda: checkpoint_frames(run_dir) > killed_at, 'the restarted learner')
