@@ -665,7 +665,7 @@ ROWS = {row.name: row for row in (
     # IMPALA's discount (table G.1: 0.99) where LASER's is 0.995 (app. C).
     Row('laser_pong_feed_forward_discount_0.99', "LASER, feed-forward, IMPALA's discount 0.99",
         *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
-                '--config.discount=0.99'), **_LASER_PONG),
+                '--config.discount=0.99'), seeds=(0, 1), **_LASER_PONG),
     # IMPALA's gradient clipping (table G.1: global norm 40), which LASER drops (sec. 5.1): the
     # feed-forward row logged norms of 58-156 (means over 0.5M frames) throughout.
     Row('laser_pong_feed_forward_grad_norm_40',
