@@ -43,8 +43,7 @@ class OneStepActorCriticBuilder(builders.Builder):
 
     def dataset(self, replay_address: str, learner_id: int):
         parts = [(self.table(tables.QUEUE, learner_id), self.config.batch_size)]
-        return iter(datasets.batches(replay_address, parts).map(
-            datasets.plain(lambda sample: sample.data)))
+        return iter(datasets.batches(replay_address, parts).map(lambda sample: sample.data))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         return adders.SequenceAdder(
