@@ -79,16 +79,6 @@ def test_a_mixture_needs_positive_parts():
         datasets.batches('localhost:1', [(tables.QUEUE, 4), (tables.REPLAY, 0)])
 
 
-def test_plain_functions_are_traced_as_written():
-    """`datasets.plain` keeps tf.data from converting a function with AutoGraph: a Python
-    branch on a tensor, which the conversion would have turned into a `tf.cond`, refuses."""
-    def absolute(x):
-        return x if x > 0 else -x
-    assert list(tf.data.Dataset.range(-1, 2).map(absolute).as_numpy_iterator()) == [1, 0, 1]
-    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
-        tf.data.Dataset.range(-1, 2).map(datasets.plain(absolute))
-
-
 def test_private_tables_per_learner_and_shared_replay():
     c = impala_config.tiny(impala_config.ImpalaAtari())
     c = c.replace(game='pong', replay_proportion=0.5, num_learners=3)

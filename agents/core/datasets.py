@@ -18,13 +18,6 @@ ORIGIN = 'origin'
 DRAWN_AT = 'drawn_at'
 
 
-def plain(fn: Callable) -> Callable:
-    """`fn` for a tf.data transformation, traced as written: the functions given to `map`,
-    `flat_map`, `filter` and `interleave` here branch on no tensor, and AutoGraph's conversion,
-    tf.data's default, took about two seconds of CPU at every learner's start."""
-    return tf.autograph.experimental.do_not_convert(fn)
-
-
 def batches(server_address: str, parts: Sequence[tuple[str, int]],
             prefetch: int = 2, readers: int = 1) -> tf.data.Dataset:
     """A dataset of `reverb.ReplaySample`s: `count` items from each `(table, count)` of
@@ -42,7 +35,7 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
                 server_address=server_address, table=table,
                 max_in_flight_samples_per_worker=2 * count)
         dataset = read(None) if readers == 1 else tf.data.Dataset.range(readers).interleave(
-            plain(read), cycle_length=readers, num_parallel_calls=readers, deterministic=False)
+            read, cycle_length=readers, num_parallel_calls=readers, deterministic=False)
         datasets.append(dataset.batch(count, drop_remainder=True))
     origin = tf.repeat(tf.range(len(parts), dtype=tf.int32), [count for _, count in parts])
 
@@ -51,7 +44,7 @@ def batches(server_address: str, parts: Sequence[tuple[str, int]],
         return sample._replace(data={**sample.data, ORIGIN: origin})
 
     dataset = datasets[0] if len(datasets) == 1 else tf.data.Dataset.zip(tuple(datasets))
-    return dataset.map(plain(concatenate)).prefetch(prefetch)
+    return dataset.map(concatenate).prefetch(prefetch)
 
 
 def episode_rows(server_address: str, table: str, rows: int, length: int, period: int,
@@ -85,7 +78,7 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
             first = _sequences(episode, tf.cast(k, tf.int32)[None] * period, length, stack)
             return {**tf.nest.map_structure(lambda x: x[0], first), DRAWN_AT: drawn_at}
         return tf.data.Dataset.range(tf.cast(_sequence_count(episode, period), tf.int64)).map(
-            plain(sequence))
+            sequence)
 
     def current(sequence):
         return tf.equal(sequence[DRAWN_AT], restarts)
@@ -93,12 +86,12 @@ def episode_rows(server_address: str, table: str, rows: int, length: int, period
     def row(_):
         episodes = reverb.TrajectoryDataset.from_table_signature(
             server_address=server_address, table=table, max_in_flight_samples_per_worker=1)
-        sequences = episodes.flat_map(plain(drawn)).filter(plain(current))
+        sequences = episodes.flat_map(drawn).filter(current)
         return _while_filling(server_address, table, sequences.element_spec,
                               restarts).concatenate(sequences)
     streams = tuple(row(i) for i in range(rows))
     return tf.data.Dataset.zip(streams).map(
-        plain(lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences)))
+        lambda *sequences: tf.nest.map_structure(lambda *xs: tf.stack(xs), *sequences))
 
 
 def _while_filling(server_address: str, table: str, spec, restarts: tf.Variable
@@ -119,8 +112,8 @@ def _while_filling(server_address: str, table: str, spec, restarts: tf.Variable
             yield 0
     return tf.data.Dataset.from_generator(
         filling, output_signature=tf.TensorSpec([], tf.int32)).map(
-            plain(lambda _: {**tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec),
-                             DRAWN_AT: restarts.read_value()}))
+            lambda _: {**tf.nest.map_structure(lambda s: tf.zeros(s.shape, s.dtype), spec),
+                       DRAWN_AT: restarts.read_value()})
 
 
 def online_and_episode_rows(server_address: str, queue: tuple[str, int],
@@ -145,7 +138,7 @@ def online_and_episode_rows(server_address: str, queue: tuple[str, int],
                 for name, value in online_data.items() if name in sequences}
         return {**data, steps.CORE_STATE: online_data[steps.CORE_STATE], ORIGIN: origin,
                 DRAWN_AT: sequences[DRAWN_AT]}
-    return tf.data.Dataset.zip((online, replayed)).map(plain(concatenate)).prefetch(prefetch)
+    return tf.data.Dataset.zip((online, replayed)).map(concatenate).prefetch(prefetch)
 
 
 def episode_sequences(episode, length: int, period: int, stack: int = 1):

@@ -75,9 +75,9 @@ class UnrollBuilder(builders.Builder):
         if replayed:
             parts.append((self.table(tables.REPLAY, learner_id), replayed))
         layout = self.sequence_layout()
-        return iter(datasets.batches(replay_address, parts).map(datasets.plain(
+        return iter(datasets.batches(replay_address, parts).map(
             lambda sample: steps.stacked_observations(
-                layout['packing'].unpack_tensors(sample.data), layout['stack']))))
+                layout['packing'].unpack_tensors(sample.data), layout['stack'])))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         priorities = {self.table(tables.QUEUE, learner_id): adders.constant_priority()}

@@ -72,12 +72,11 @@ class LaserBuilder(impala_builder.UnrollBuilder):
         c = self.config
         rows = impala_config.replay_batch_size(c)
         layout = self.sequence_layout()
-        rows_and_online = datasets.online_and_episode_rows(
+        return iter(datasets.online_and_episode_rows(
             replay_address, (self.table(tables.QUEUE, learner_id), c.learning.batch_size - rows),
             (self.table(tables.REPLAY, learner_id), rows), layout['length'], layout['period'],
-            self.row_restarts, layout['stack'], unpack=layout['packing'].unpack_tensors)
-        return iter(rows_and_online.map(datasets.plain(
-            lambda data: steps.stacked_observations(data, layout['stack']))))
+            self.row_restarts, layout['stack'], unpack=layout['packing'].unpack_tensors).map(
+                lambda data: steps.stacked_observations(data, layout['stack'])))
 
     def adder(self, client: reverb.Client, learner_id: int) -> adders.SequenceAdder:
         if not self._episodes:
