@@ -662,7 +662,7 @@ ROWS = {row.name: row for row in (
     Row('laser_pong_feed_forward_replay_0', 'LASER, feed-forward, no replay (online rows only)',
         *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
                 '--config.replay_proportion=0'), **_LASER_PONG),
-    # IMPALA's discount (table G.1: 0.99) where LASER's is 0.995 (app. C).
+    # IMPALA's discount (table G.1: 0.99) where LASER's is 0.995 (sec. 5.1).
     Row('laser_pong_feed_forward_discount_0.99', "LASER, feed-forward, IMPALA's discount 0.99",
         *_atari('launch.laser_atari', 'pong', 'quick_feed_forward', 5 * M,
                 '--config.discount=0.99'), seeds=(0, 1), **_LASER_PONG),
